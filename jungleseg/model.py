@@ -1,0 +1,69 @@
+"""A trained jungle: its DAGs, classes, feature family and training parameters."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ._dag import DAG, ModelError
+from ._predict import predict_proba
+from .features import FeatureFamily, ImageStore, Samples
+
+
+@dataclass(eq=False)
+class Jungle:
+    """An ensemble of decision DAGs; probabilities average the DAGs' leaf distributions."""
+
+    dags: list[DAG]
+    classes: np.ndarray
+    family: FeatureFamily
+    params: dict = field(default_factory=dict)
+
+    @property
+    def n_classes(self) -> int:
+        return int(len(self.classes))
+
+    @property
+    def node_count(self) -> int:
+        """Split and leaf nodes of all DAGs together."""
+        return sum(d.n_nodes for d in self.dags)
+
+    @property
+    def nbytes(self) -> int:
+        """Byte size of the DAGs' arrays."""
+        return sum(d.nbytes for d in self.dags)
+
+    @property
+    def max_depth(self) -> int:
+        return max(d.depth for d in self.dags)
+
+    @property
+    def max_feature_evaluations(self) -> int:
+        """Most feature evaluations one sample can need: deepest path x ensemble size."""
+        return self.max_depth * len(self.dags)
+
+    def validate(self) -> None:
+        """Raise :class:`ModelError` unless every DAG is safe to traverse."""
+        if not self.dags:
+            raise ModelError("a jungle needs at least one DAG")
+        for g, dag in enumerate(self.dags):
+            try:
+                dag.validate(self.n_classes, self.family.n_params, self.family.kinds)
+            except ModelError as err:
+                raise ModelError(f"DAG {g}: {err}") from None
+
+    @cached_property
+    def _packed(self) -> tuple:
+        def cat(name):
+            return np.ascontiguousarray(np.concatenate([getattr(d, name) for d in self.dags]))
+
+        node_start = np.cumsum([0] + [d.n_nodes for d in self.dags]).astype(np.int64)
+        leaf_start = np.cumsum([0] + [d.n_leaves for d in self.dags]).astype(np.int64)
+        return (node_start, leaf_start, cat("feature_kind"), cat("feature_params"),
+                cat("threshold"), cat("left"), cat("right"), cat("leaf_value"))
+
+    def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
+        """Class probabilities (n_samples, n_classes), float32."""
+        return predict_proba(*self._packed, store.as_tuple(), samples.image, samples.row,
+                             samples.col)
