@@ -110,9 +110,10 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
 @njit(cache=True)
 def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
     """Best valid threshold of one candidate, from its left histograms ``left[t]``
-    (weights ``wl[t]``) and the parent histogram. Writes each threshold's cost
-    ``g(left) + g(right)`` (inf when it leaves fewer than ``min_leaf`` samples on a
-    side) to ``costs`` and returns (t, cost) of the best, or (-1, inf)."""
+    (weights ``wl[t]``) and the parent histogram (both may be restricted to the classes
+    the parent holds). Writes each threshold's cost ``g(left) + g(right)`` (inf when a
+    side keeps fewer than ``min_leaf`` samples) to ``costs``; returns the best (t, cost),
+    or (-1, inf)."""
     w_parent = parent.sum()
     best = np.inf
     best_t = -1
@@ -124,9 +125,8 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
         s_left = 0.0
         s_right = 0.0
         for c in range(parent.shape[0]):
-            if parent[c] > 0:
-                s_left += phi(left[t, c], phi_table, criterion)
-                s_right += phi(parent[c] - left[t, c], phi_table, criterion)
+            s_left += phi(left[t, c], phi_table, criterion)
+            s_right += phi(parent[c] - left[t, c], phi_table, criterion)
         cost = g_of(w, s_left, phi_table, criterion) + g_of(w_parent - w, s_right, phi_table,
                                                             criterion)
         costs[t] = cost
@@ -148,7 +148,8 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     Returns (thresholds, table, left weights, tree costs, best threshold of each
     candidate, its cost). Tree levels need only the best threshold, so the tables
     (left histograms, weights and the tree cost of each threshold) are allocated and
-    filled only when ``keep_table`` is set (LSearch levels).
+    filled only when ``keep_table`` is set (LSearch levels). Counting is done over the
+    classes the node holds only.
     """
     n = nodes.shape[0]
     n_cand = kinds.shape[1]
@@ -163,22 +164,26 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     for job in prange(n * n_cand):
         i = job // n_cand
         k = job % n_cand
-        if k >= n_drawn[i]:
-            continue
         lo = start[nodes[i]]
         size = start[nodes[i] + 1] - lo
+        if k >= n_drawn[i] or size < 2:
+            continue
         kind = kinds[i, k]
         prm = params[i, k]
+        resp = np.empty(size, np.float32)
+        for q in range(size):
+            s = entry_sample[order[lo + q]]
+            resp[q] = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
         state = derive(seed, dags[i], level, positions[i], (_THRESHOLD_STREAM << 32) + k)
-        m = min(size, n_subsample)
-        sub = np.empty(m, np.float32)
-        for q in range(m):
-            j = q
-            if m < size:
+        if size <= n_subsample:
+            sub = resp.copy()
+        else:
+            sub = np.empty(n_subsample, np.float32)
+            for q in range(n_subsample):
                 state, j = next_below(state, size)
-            s = entry_sample[order[lo + j]]
-            sub[q] = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
+                sub[q] = resp[j]
         sub.sort()
+        m = sub.shape[0]
         if sub[0] == sub[m - 1]:
             continue  # constant on the subsample: no useful threshold
         n_thr = min(n_thresholds, m - 1)
@@ -189,29 +194,39 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
             q = min(int(x), m - 2)
             thr[tt] = sub[q] + np.float32(x - q) * (sub[q + 1] - sub[q])
         thr.sort()
-        bins = np.zeros((n_thr + 1, n_classes), np.int64)
+        # the node's classes, and each class's column in the compact counts
+        column = np.full(n_classes, -1, np.int64)
+        classes = np.empty(n_classes, np.int64)
+        ns = 0
+        for c in range(n_classes):
+            if P[i, c] > 0:
+                column[c] = ns
+                classes[ns] = c
+                ns += 1
+        bins = np.zeros((n_thr + 1, ns), np.int64)
         for q in range(size):
             e = order[lo + q]
-            s = entry_sample[e]
-            v = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
-            bins[np.searchsorted(thr, v, side="right"), label[s]] += entry_weight[e]
-        left = np.zeros((n_thr, n_classes), np.int64)
+            bins[np.searchsorted(thr, resp[q], side="right"),
+                 column[label[entry_sample[e]]]] += entry_weight[e]
+        left = np.empty((n_thr, ns), np.int64)
         w_left = np.zeros(n_thr, np.int64)
-        for c in range(n_classes):
+        parent = np.empty(ns, np.int64)
+        for c in range(ns):
+            parent[c] = P[i, classes[c]]
             acc = 0
             for tt in range(n_thr):
                 acc += bins[tt, c]
                 left[tt, c] = acc
                 w_left[tt] += acc
         costs = np.empty(n_thr)
-        cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, P[i], min_leaf,
+        cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, parent, min_leaf,
                                                        phi_table, criterion, costs)
         if keep_table:
             for tt in range(n_thr):
                 wl[i, k, tt] = w_left[tt]
                 tree_cost[i, k, tt] = costs[tt]
-                for c in range(n_classes):
-                    table[i, k, tt, c] = left[tt, c]
+                for c in range(ns):
+                    table[i, k, tt, classes[c]] = left[tt, c]
     return thresholds, table, wl, tree_cost, cand_t, cand_cost
 
 

@@ -1,0 +1,32 @@
+"""Helpers shared by the benchmark scripts."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def timed_fit(model, X, y) -> float:
+    """Fit and return wall seconds."""
+    start = time.perf_counter()
+    model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def total_nodes(model) -> int:
+    """Nodes of a JungleClassifier or of a scikit-learn forest."""
+    if hasattr(model, "node_count_"):
+        return int(model.node_count_)
+    return int(sum(tree.tree_.node_count for tree in model.estimators_))
+
+
+def warm_up() -> None:
+    """Compile (or load from cache) every Numba kernel on a tiny problem."""
+    from jungleseg import JungleClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4)).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0)
+    for width in (4, None):
+        for criterion in ("entropy", "gini"):
+            JungleClassifier(2, max_width=width, criterion=criterion, random_state=0).fit(X, y)
