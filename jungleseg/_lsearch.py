@@ -16,7 +16,8 @@ Both objectives are concave and positively homogeneous, hence superadditive:
 by increasing tree cost and stops once ``g(A) + g(B) + tree_cost`` (a lower bound of
 the cost with the children's other contents A, B) reaches the best found. A branch
 step skips an edge whose child costs no more with it than without it plus its own
-cost, since no other child can do better than that.
+cost, since no other child can do better than that. Steps whose inputs have not
+changed since they last changed nothing are skipped as well (see ``lsearch``).
 """
 import numpy as np
 from numba import njit, prange
@@ -277,23 +278,56 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
     steps = 0
     if n_children >= 2 * n:  # every parent has its own pair: a tree level
         return k, t, l, r, e, steps
+    # A split step depends only on its parent's two children, a branch scan on every
+    # child: skip a step whose inputs did not change since it last changed nothing.
+    version = np.zeros(n_children, np.int64)  # bumped whenever a child's contents change
+    split_seen = np.full((n, 4), -1, np.int64)  # (l, r, version[l], version[r]) last time
+    moves = 0
+    scan_seen = np.full((n, 2), -1, np.int64)  # moves when a scan last found nothing
     quiet = 0
     for step in range(max_sweeps * n):
         if stochastic:
             state, i = next_below(state, n)
         else:
             i = step % n
-        d = split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l, r, L,
-                       H, nH, S, f, phi_table, criterion)
-        d += branch_step(i, 0, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
-                         phi_table, criterion)
-        d += branch_step(i, 1, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
-                         phi_table, criterion)
+        a = l[i]
+        b = r[i]
+        d = 0.0
+        changed = False
+        if not (split_seen[i, 0] == a and split_seen[i, 1] == b
+                and split_seen[i, 2] == version[a] and split_seen[i, 3] == version[b]):
+            k0 = k[i]
+            t0 = t[i]
+            d += split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l,
+                            r, L, H, nH, S, f, phi_table, criterion)
+            if k[i] != k0 or t[i] != t0:
+                version[a] += 1
+                version[b] += 1
+                moves += 1
+                changed = True
+            split_seen[i, 0] = a
+            split_seen[i, 1] = b
+            split_seen[i, 2] = version[a]
+            split_seen[i, 3] = version[b]
+        for side in range(2):
+            if scan_seen[i, side] == moves:
+                continue
+            edges = l if side == 0 else r
+            j0 = edges[i]
+            d += branch_step(i, side, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
+                             phi_table, criterion)
+            if edges[i] != j0:
+                version[j0] += 1
+                version[edges[i]] += 1
+                moves += 1
+                changed = True
+            else:
+                scan_seen[i, side] = moves
         e += d
         if trace.shape[0] > steps:
             trace[steps] = e
         steps += 1
-        quiet = quiet + 1 if d == 0.0 else 0
+        quiet = 0 if changed else quiet + 1
         if quiet >= n:  # n steps in a row changed nothing: converged
             break
     return k, t, l, r, e, steps
