@@ -26,6 +26,9 @@ from ._criterion import g_of, phi
 from ._rng import derive, next_below
 
 _LSEARCH_STREAM = 1  # key separating LSearch's random stream from the others
+# A move must gain more than this fraction of the costs it compares: rounding cannot
+# then make two equivalent states each look better than the other (a move cycle).
+_REL_GAIN = 1e-12
 
 
 @njit(cache=True)
@@ -143,7 +146,7 @@ def split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l,
             break  # sorted: no later candidate can do better (inf marks invalid ones)
         cost = _split_cost(i, kk, tt, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP,
                            sp, ns, L, H, phi_table, criterion)
-        if cost < best:
+        if cost < best - _REL_GAIN * (1.0 + abs(best)):
             best = cost
             best_k = kk
             best_t = tt
@@ -185,7 +188,7 @@ def branch_step(i, side, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
     if removal + g_of(w, s_x, phi_table, criterion) >= 0.0:
         return 0.0  # the edge pays no merge penalty where it is
     j, rise = _best_child(H, nH, S, f, x, w, sp, ns, j0, phi_table, criterion)
-    if j < 0 or removal + rise >= 0.0:
+    if j < 0 or removal + rise >= -_REL_GAIN * (1.0 + f[j0] + f[j]):
         return 0.0
     old = f[j0] + f[j]
     _move(H, nH, S, f, j0, x, w, -1, sp, ns, phi_table, criterion)

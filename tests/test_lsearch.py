@@ -206,3 +206,21 @@ def test_stochastic_variant_improves_and_is_reproducible():
                                    *_greedy_edges(table, wl, P, 8, phi, ENTROPY), 8, phi, ENTROPY)
     assert runs[0][4] <= start
     assert full[4] <= start
+
+
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+def test_equivalent_states_do_not_make_a_move_cycle(criterion):
+    # every histogram proportional to (1, 2): every state has the same objective, so no
+    # move gains anything, and rounding must not make one look like a gain
+    rng = np.random.default_rng(5)
+    n, K, T = 40, 3, 5
+    m = rng.integers(10, 60, n)
+    P = np.stack([m, 2 * m], axis=1).astype(np.int64)
+    a = np.sort(rng.integers(1, m[:, None, None], (n, K, T)), axis=2)
+    table = np.stack([a, 2 * a], axis=3).astype(np.int32)
+    wl = table.sum(axis=3).astype(np.int64)
+    phi = make_phi_table(int(P.sum()), criterion)
+    costs, best_k, best_t = tree_costs(table, wl, P, phi, criterion)
+    *_, steps = _lsearch.lsearch(table, wl, costs, P, best_k, best_t, 16, 50, False,
+                                 np.uint64(0), phi, criterion, np.zeros(0))
+    assert steps == n  # one sweep that changes nothing
