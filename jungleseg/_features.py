@@ -2,39 +2,154 @@
 
 A feature is a ``kind`` code plus a float32 parameter row. Data live in a packed store
 (see :class:`jungleseg.features.ImageStore`) passed to kernels as the tuple
-``(pixels, offset, height, width, n_channels)``; a sample is (image, row, column).
-Tabular data are the special case of one image of ``n_rows x 1`` pixels whose channels
-are the columns.
+``(pixels, offset, height, width, n_channels, integral, integral_offset)``; a sample is
+(image, row, column). Tabular data are one image of ``n_rows x 1`` pixels whose
+channels are the columns.
+
+Kinds and their parameter rows:
+
+- tabular: ``[column]``: the value of that column.
+- depth: ``[u_r, u_c, v_r, v_c]`` in pixel-metres: ``d(x + u/d(x)) - d(x + v/d(x))``
+  (Shotton et al. 2011). The probe offset ``u/d(x)`` is rounded to whole pixels; a probe
+  outside the image, on background or on invalid depth (stored as 0) reads
+  ``DEPTH_FAR``.
+- colour/intensity: ``[u_r, u_c, v_r, v_c, c1, c2, b_r, b_c]``: pixel offsets u and v,
+  channels c1 and c2, and box half-sizes: value ``a = I_c1(x + u)``, difference
+  ``a - b``, sum ``a + b`` and absolute difference ``|a - b|`` with ``b = I_c2(x + v)``;
+  the box kinds use the mean over the ``(2 b_r + 1) x (2 b_c + 1)`` box instead of a
+  pixel. Probes outside the image are clamped to its border; a box is clipped to the
+  image (its mean is over the pixels inside).
 
 Candidate draws are described by a family ``spec``: a float64 vector whose first entry
-is the family code; each family documents the rest.
+is the family code; each family below documents the rest.
 """
+import math
+
 import numpy as np
 from numba import njit
 
-from ._rng import next_below
+from ._rng import next_below, next_uniform
 
-# feature kinds stored per node
-KIND_TABULAR = 0  # params: [column]
+KIND_TABULAR = 0
+KIND_DEPTH = 1
+KIND_VALUE = 2
+KIND_DIFF = 3
+KIND_SUM = 4
+KIND_ABSDIFF = 5
+KIND_BOX_VALUE = 6
+KIND_BOX_DIFF = 7
+KIND_BOX_SUM = 8
+KIND_BOX_ABSDIFF = 9
+_BOX_SHIFT = KIND_BOX_VALUE - KIND_VALUE
 
-# family codes (spec[0])
+COLOUR_KINDS = {
+    "value": KIND_VALUE, "difference": KIND_DIFF, "sum": KIND_SUM, "absdiff": KIND_ABSDIFF,
+    "box_value": KIND_BOX_VALUE, "box_difference": KIND_BOX_DIFF, "box_sum": KIND_BOX_SUM,
+    "box_absdiff": KIND_BOX_ABSDIFF,
+}
+
 FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
+FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
+FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
+#                            n_kinds, kind_1, ..., kind_n]
 
-N_PARAMS = {FAMILY_TABULAR: 1}
+N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8}
+
+DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the body
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pixel_value(store, image, row, col, channel):
-    pixels, offset, height, width, n_channels = store
+    pixels, offset, height, width, n_channels, _, _ = store
     return pixels[offset[image] + (row * width[image] + col) * n_channels + channel]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _depth_probe(store, image, row, col):
+    if row < 0 or row >= store[2][image] or col < 0 or col >= store[3][image]:
+        return DEPTH_FAR
+    d = pixel_value(store, image, row, col, 0)
+    return d if d > 0 else DEPTH_FAR
+
+
+@njit(cache=True, inline="always")
+def _clamped_value(store, image, row, col, channel):
+    row = min(max(row, 0), store[2][image] - 1)
+    col = min(max(col, 0), store[3][image] - 1)
+    return pixel_value(store, image, row, col, channel)
+
+
+@njit(cache=True, inline="always")
+def _box_mean(store, image, row, col, channel, half_r, half_c):
+    """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
+
+    Integral images are (H + 1) x (W + 1) per image, channel-last:
+    ``I[r, c] = sum of the channel over rows < r and columns < c``.
+    """
+    _, _, height, width, n_channels, integral, integral_offset = store
+    h = height[image]
+    w = width[image]
+    row = min(max(row, 0), h - 1)
+    col = min(max(col, 0), w - 1)
+    r0 = max(row - half_r, 0)
+    r1 = min(row + half_r, h - 1) + 1
+    c0 = max(col - half_c, 0)
+    c1 = min(col + half_c, w - 1) + 1
+    base = integral_offset[image]
+    stride = (w + 1) * n_channels
+    total = (integral[base + r1 * stride + c1 * n_channels + channel]
+             - integral[base + r0 * stride + c1 * n_channels + channel]
+             - integral[base + r1 * stride + c0 * n_channels + channel]
+             + integral[base + r0 * stride + c0 * n_channels + channel])
+    return np.float32(total / ((r1 - r0) * (c1 - c0)))
+
+
+@njit(cache=True, inline="always")
+def _round(x):
+    return int(math.floor(x + np.float32(0.5)))
+
+
+@njit(cache=True, inline="always")
 def response(kind, params, store, image, row, col):
     """Feature response of one sample; the only place a feature reads data."""
     if kind == KIND_TABULAR:
         return pixel_value(store, image, row, col, int(params[0]))
-    return np.float32(np.nan)
+    if kind == KIND_DEPTH:
+        d = pixel_value(store, image, row, col, 0)
+        if d <= 0:  # not a foreground pixel: never sampled, but keep reads in bounds
+            d = DEPTH_FAR
+        a = _depth_probe(store, image, row + _round(params[0] / d), col + _round(params[1] / d))
+        b = _depth_probe(store, image, row + _round(params[2] / d), col + _round(params[3] / d))
+        return a - b
+    r1 = row + int(params[0])
+    c1 = col + int(params[1])
+    r2 = row + int(params[2])
+    c2 = col + int(params[3])
+    base = kind
+    if kind >= KIND_BOX_VALUE:
+        base = kind - _BOX_SHIFT
+        half_r = int(params[6])
+        half_c = int(params[7])
+        a = _box_mean(store, image, r1, c1, int(params[4]), half_r, half_c)
+        if base == KIND_VALUE:
+            return a
+        b = _box_mean(store, image, r2, c2, int(params[5]), half_r, half_c)
+    else:
+        a = _clamped_value(store, image, r1, c1, int(params[4]))
+        if base == KIND_VALUE:
+            return a
+        b = _clamped_value(store, image, r2, c2, int(params[5]))
+    if base == KIND_DIFF:
+        return a - b
+    if base == KIND_SUM:
+        return a + b
+    return abs(a - b)
+
+
+@njit(cache=True)
+def _uniform(state, low, high):
+    state, u = next_uniform(state)
+    return state, low + (high - low) * u
 
 
 @njit(cache=True)
@@ -45,14 +160,42 @@ def draw_candidates(spec, state, kinds, params):
     so at most ``n_columns``).
     """
     family = int(spec[0])
+    n = kinds.shape[0]
     if family == FAMILY_TABULAR:
         n_columns = int(spec[1])
-        k = min(kinds.shape[0], n_columns)
+        n = min(n, n_columns)
         pool = np.arange(n_columns)
-        for i in range(k):  # partial Fisher-Yates shuffle
+        for i in range(n):  # partial Fisher-Yates shuffle
             state, j = next_below(state, n_columns - i)
             pool[i], pool[i + j] = pool[i + j], pool[i]
             kinds[i] = KIND_TABULAR
             params[i, 0] = pool[i]
-        return k
+        return n
+    if family == FAMILY_DEPTH:
+        reach = spec[1]
+        for i in range(n):
+            kinds[i] = KIND_DEPTH
+            for p in range(4):
+                state, params[i, p] = _uniform(state, -reach, reach)
+        return n
+    if family == FAMILY_COLOUR:
+        reach = int(spec[1])
+        n_channels = int(spec[2])
+        box_max = int(spec[3])
+        n_kinds = int(spec[4])
+        for i in range(n):
+            state, q = next_below(state, n_kinds)
+            kind = int(spec[5 + q])
+            kinds[i] = kind
+            for p in range(4):
+                state, v = next_below(state, 2 * reach + 1)
+                params[i, p] = v - reach
+            state, params[i, 4] = next_below(state, n_channels)
+            state, params[i, 5] = next_below(state, n_channels)
+            params[i, 6] = 0
+            params[i, 7] = 0
+            if kind >= KIND_BOX_VALUE:
+                state, params[i, 6] = next_below(state, box_max + 1)
+                state, params[i, 7] = next_below(state, box_max + 1)
+        return n
     return 0

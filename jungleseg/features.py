@@ -7,11 +7,12 @@ changing it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
-from . import _features
+from . import _features as kernels
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,9 @@ class ImageStore:
     """Images of different sizes packed in one flat float32 array (channel-last).
 
     ``pixels[offset[i] + (r * width[i] + c) * n_channels + ch]`` is channel ``ch`` of
-    pixel (r, c) of image ``i``.
+    pixel (r, c) of image ``i``. ``integral`` holds, when box features need them, the
+    (H + 1) x (W + 1) float64 integral images of every channel, image ``i`` starting at
+    ``integral_offset[i]``.
     """
 
     pixels: np.ndarray
@@ -27,18 +30,21 @@ class ImageStore:
     height: np.ndarray
     width: np.ndarray
     n_channels: int
+    integral: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
+    integral_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def as_tuple(self) -> tuple:
         """The form Numba kernels take."""
-        return (self.pixels, self.offset, self.height, self.width, np.int64(self.n_channels))
+        return (self.pixels, self.offset, self.height, self.width, np.int64(self.n_channels),
+                self.integral, self.integral_offset)
 
     @property
     def n_images(self) -> int:
         return int(self.offset.shape[0])
 
     @classmethod
-    def from_images(cls, images) -> "ImageStore":
-        """Pack a sequence of (H, W) or (H, W, C) arrays with the same channel count."""
+    def from_images(cls, images, integral: bool = False) -> "ImageStore":
+        """Pack (H, W) or (H, W, C) arrays with the same channel count."""
         images = [np.asarray(im, dtype=np.float32) for im in images]
         images = [im[:, :, None] if im.ndim == 2 else im for im in images]
         if not images:
@@ -46,19 +52,30 @@ class ImageStore:
         n_channels = images[0].shape[2]
         for i, im in enumerate(images):
             if im.ndim != 3 or im.shape[2] != n_channels:
-                raise ValueError(
-                    f"image {i} has shape {im.shape}; expected (H, W, {n_channels})"
-                )
+                raise ValueError(f"image {i} has shape {im.shape}; expected (H, W, {n_channels})")
         sizes = np.array([im.size for im in images], np.int64)
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        pixels = np.concatenate([im.ravel() for im in images]) if len(images) > 1 else images[0].ravel()
-        return cls(
-            pixels=np.ascontiguousarray(pixels),
+        store = dict(
+            pixels=np.concatenate([im.ravel() for im in images]),
             offset=offset,
             height=np.array([im.shape[0] for im in images], np.int32),
             width=np.array([im.shape[1] for im in images], np.int32),
             n_channels=int(n_channels),
         )
+        if integral:
+            tables = [integral_image(im) for im in images]
+            sizes = np.array([t.size for t in tables], np.int64)
+            store["integral"] = np.concatenate([t.ravel() for t in tables])
+            store["integral_offset"] = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        return cls(**store)
+
+
+def integral_image(image: np.ndarray) -> np.ndarray:
+    """(H + 1, W + 1, C) float64 sums over rows < r and columns < c."""
+    h, w, c = image.shape
+    out = np.zeros((h + 1, w + 1, c), np.float64)
+    np.cumsum(np.cumsum(image, axis=0, dtype=np.float64), axis=1, out=out[1:, 1:])
+    return out
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,8 @@ class Samples:
 class FeatureFamily:
     """Base class: a family of split features.
 
-    Subclasses define ``name``, ``n_params``, :meth:`spec` and :meth:`to_dict`.
+    Subclasses define ``name``, ``n_params``, ``kinds``, :meth:`spec`, :meth:`to_dict`
+    and :meth:`prepare`.
     """
 
     name = "base"
@@ -92,13 +110,20 @@ class FeatureFamily:
         """JSON-friendly description, enough to rebuild the family."""
         raise NotImplementedError
 
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FeatureFamily) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items() if k != "name")
+        return f"{type(self).__name__}({args})"
+
 
 class TabularFeatures(FeatureFamily):
     """Axis-aligned splits on the columns of a numeric matrix."""
 
     name = "tabular"
-    n_params = _features.N_PARAMS[_features.FAMILY_TABULAR]
-    kinds = (_features.KIND_TABULAR,)
+    n_params = kernels.N_PARAMS[kernels.FAMILY_TABULAR]
+    kinds = (kernels.KIND_TABULAR,)
 
     def __init__(self, n_columns: int):
         if n_columns < 1:
@@ -106,7 +131,7 @@ class TabularFeatures(FeatureFamily):
         self.n_columns = int(n_columns)
 
     def spec(self) -> np.ndarray:
-        return np.array([_features.FAMILY_TABULAR, self.n_columns], np.float64)
+        return np.array([kernels.FAMILY_TABULAR, self.n_columns], np.float64)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "n_columns": self.n_columns}
@@ -117,21 +142,176 @@ class TabularFeatures(FeatureFamily):
         if X.ndim != 2 or X.shape[1] != self.n_columns:
             raise ValueError(f"expected a matrix with {self.n_columns} columns, got shape {X.shape}")
         n = X.shape[0]
-        store = ImageStore(
-            pixels=X.reshape(-1),
-            offset=np.zeros(1, np.int64),
-            height=np.array([n], np.int32),
-            width=np.ones(1, np.int32),
-            n_channels=self.n_columns,
-        )
-        samples = Samples(
-            image=np.zeros(n, np.int32), row=np.arange(n, dtype=np.int32), col=np.zeros(n, np.int32)
-        )
+        store = ImageStore(pixels=X.reshape(-1), offset=np.zeros(1, np.int64),
+                           height=np.array([n], np.int32), width=np.ones(1, np.int32),
+                           n_channels=self.n_columns)
+        samples = Samples(image=np.zeros(n, np.int32), row=np.arange(n, dtype=np.int32),
+                          col=np.zeros(n, np.int32))
         return store, samples
+
+
+def depth_in_metres(depth: np.ndarray, units: str = "auto") -> tuple[np.ndarray, str]:
+    """Depth as float32 metres with 0 for background or invalid pixels, and the units read.
+
+    ``units='auto'`` takes integer images (16-bit PNG) and float images whose largest
+    value exceeds 20 as millimetres, other float images as metres.
+    """
+    depth = np.asarray(depth)
+    if depth.ndim != 2:
+        raise ValueError(f"a depth image must be 2-D (H, W), got shape {depth.shape}")
+    if units == "auto":
+        units = "mm" if depth.dtype.kind in "ui" or float(np.nanmax(depth, initial=0)) > 20 else "m"
+    if units not in ("m", "mm"):
+        raise ValueError(f"depth units must be 'm', 'mm' or 'auto', got {units!r}")
+    metres = depth.astype(np.float32) / (1000.0 if units == "mm" else 1.0)
+    if not np.all(np.isfinite(metres)) or np.any(metres < 0):
+        raise ValueError("depth must be finite and non-negative (0 marks invalid pixels)")
+    if units == "m" and metres.max(initial=0) > 20:
+        raise ValueError(f"depth up to {metres.max():.0f} m: is it in millimetres?")
+    return metres, units
+
+
+class DepthFeatures(FeatureFamily):
+    """Depth comparisons ``d(x + u/d(x)) - d(x + v/d(x))`` for depth images.
+
+    Parameters
+    ----------
+    max_offset : float
+        Largest probe offset per axis in world metres (a body part a metre away).
+    focal_length : float
+        Camera focal length in pixels, converting metres to pixel-metres.
+    """
+
+    name = "depth"
+    n_params = kernels.N_PARAMS[kernels.FAMILY_DEPTH]
+    kinds = (kernels.KIND_DEPTH,)
+
+    def __init__(self, max_offset: float = 0.45, focal_length: float = 285.63):
+        if not max_offset > 0 or not focal_length > 0:
+            raise ValueError("max_offset and focal_length must be positive")
+        self.max_offset = float(max_offset)
+        self.focal_length = float(focal_length)
+
+    @property
+    def reach(self) -> float:
+        """Largest offset component in pixel-metres."""
+        return self.max_offset * self.focal_length
+
+    def spec(self) -> np.ndarray:
+        return np.array([kernels.FAMILY_DEPTH, self.reach], np.float64)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "max_offset": self.max_offset,
+                "focal_length": self.focal_length}
+
+    def channels(self, depth: np.ndarray, units: str = "auto") -> np.ndarray:
+        return depth_in_metres(depth, units)[0][:, :, None]
+
+    def prepare(self, images, units: str = "auto") -> ImageStore:
+        return ImageStore.from_images([self.channels(im, units) for im in images])
+
+
+class ColourFeatures(FeatureFamily):
+    """Offset features on colour or intensity channels, single pixels or box means.
+
+    Parameters
+    ----------
+    max_offset : int
+        Largest probe offset per axis, in pixels.
+    kinds : sequence of str
+        Any of 'value', 'difference', 'sum', 'absdiff' and their 'box_' versions.
+    max_box : int
+        Largest box half-size (a box is up to ``2 max_box + 1`` pixels wide).
+    input : {'rgb', 'grey', 'channels'}
+        RGB images become CIELab; grey images become the intensity plus Gaussian-smoothed
+        copies at ``smoothing_scales``; 'channels' takes (H, W, n_channels) as they are.
+    smoothing_scales : sequence of float
+        Gaussian sigmas for grey input.
+    n_channels : int
+        Channel count for 'channels' input.
+    """
+
+    name = "colour"
+    n_params = kernels.N_PARAMS[kernels.FAMILY_COLOUR]
+
+    def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
+                 "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
+                 smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None):
+        unknown = set(kinds) - set(kernels.COLOUR_KINDS)
+        if unknown or not kinds:
+            raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
+                             f"{sorted(kernels.COLOUR_KINDS)}")
+        if input not in ("rgb", "grey", "channels"):
+            raise ValueError(f"input must be 'rgb', 'grey' or 'channels', got {input!r}")
+        if input == "channels" and not (n_channels and n_channels >= 1):
+            raise ValueError("input='channels' needs n_channels >= 1")
+        if int(max_offset) < 0 or int(max_box) < 0:
+            raise ValueError("max_offset and max_box must be >= 0")
+        self.max_offset = int(max_offset)
+        self.kind_names = tuple(kinds)
+        self.max_box = int(max_box)
+        self.input = input
+        self.smoothing_scales = tuple(float(s) for s in smoothing_scales)
+        self.n_channels = {"rgb": 3, "grey": 1 + len(self.smoothing_scales)}.get(
+            input, n_channels)
+
+    @property
+    def kinds(self) -> tuple:
+        return tuple(kernels.COLOUR_KINDS[k] for k in self.kind_names)
+
+    @property
+    def uses_boxes(self) -> bool:
+        return any(k.startswith("box_") for k in self.kind_names)
+
+    def spec(self) -> np.ndarray:
+        return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_channels, self.max_box,
+                         len(self.kinds), *self.kinds], np.float64)
+
+    def to_dict(self) -> dict:
+        d = {"name": self.name, "max_offset": self.max_offset, "kinds": list(self.kind_names),
+             "max_box": self.max_box, "input": self.input,
+             "smoothing_scales": list(self.smoothing_scales)}
+        if self.input == "channels":
+            d["n_channels"] = self.n_channels
+        return d
+
+    def channels(self, image: np.ndarray) -> np.ndarray:
+        """The (H, W, n_channels) float32 channels the features read."""
+        image = np.asarray(image)
+        if self.input == "rgb":
+            if image.ndim != 3 or image.shape[2] not in (3, 4):
+                raise ValueError(f"expected an RGB image (H, W, 3), got shape {image.shape}")
+            scale = 255.0 if image.dtype == np.uint8 else (65535.0 if image.dtype == np.uint16
+                                                          else 1.0)
+            rgb = np.ascontiguousarray(image[:, :, :3], dtype=np.float32) / np.float32(scale)
+            return cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab)
+        if self.input == "grey":
+            if image.ndim == 3 and image.shape[2] == 1:
+                image = image[:, :, 0]
+            if image.ndim != 2:
+                raise ValueError(f"expected a grey image (H, W), got shape {image.shape}")
+            grey = image.astype(np.float32)
+            copies = [grey] + [cv2.GaussianBlur(grey, (0, 0), s, borderType=cv2.BORDER_REPLICATE)
+                               for s in self.smoothing_scales]
+            return np.stack(copies, axis=2)
+        if image.ndim == 2:
+            image = image[:, :, None]
+        if image.ndim != 3 or image.shape[2] != self.n_channels:
+            raise ValueError(f"expected (H, W, {self.n_channels}) channels, got {image.shape}")
+        return image.astype(np.float32)
+
+    def prepare(self, images) -> ImageStore:
+        return ImageStore.from_images([self.channels(im) for im in images],
+                                      integral=self.uses_boxes)
+
+
+FAMILIES = {f.name: f for f in (TabularFeatures, DepthFeatures, ColourFeatures)}
 
 
 def family_from_dict(d: dict) -> FeatureFamily:
     """Rebuild a family from :meth:`FeatureFamily.to_dict` output."""
-    if d.get("name") == TabularFeatures.name:
-        return TabularFeatures(int(d["n_columns"]))
-    raise ValueError(f"unknown feature family {d.get('name')!r}")
+    d = dict(d)
+    cls = FAMILIES.get(d.pop("name", None))
+    if cls is None:
+        raise ValueError(f"unknown feature family in {d!r}")
+    return cls(**d)
