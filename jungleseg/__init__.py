@@ -4,11 +4,16 @@ from ._criterion import impurity, split_gain
 from ._dag import DAG, ModelError
 from ._schedules import level_width, level_widths
 from ._version import __version__
-from .features import FeatureFamily, ImageStore, Samples, TabularFeatures
+from .evaluate import Scores, confusion_matrix, evaluate, scores
+from .features import (ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, Samples,
+                       TabularFeatures)
 from .model import Jungle
+from .sampling import sample_pixels
+from .segmenter import JungleSegmenter
 
 __all__ = [
-    "DAG", "FeatureFamily", "ImageStore", "Jungle", "JungleClassifier", "ModelError",
-    "Samples", "TabularFeatures", "__version__", "impurity", "level_width", "level_widths",
-    "split_gain",
+    "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
+    "JungleClassifier", "JungleSegmenter", "ModelError", "Samples", "Scores",
+    "TabularFeatures", "__version__", "confusion_matrix", "evaluate", "impurity",
+    "level_width", "level_widths", "sample_pixels", "scores", "split_gain",
 ]

@@ -10,7 +10,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._criterion import criterion_code
-from ._grow import GrowParams, grow
+from ._grow import GrowParams, grow, stack_entries
 from ._schedules import SCHEDULES
 from .features import TabularFeatures
 from .model import Jungle
@@ -26,7 +26,41 @@ def _check_int(name, value, low, allow_none=False):
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
-class JungleClassifier(ClassifierMixin, BaseEstimator):
+class JungleBase(BaseEstimator):
+    """Parameters and checks shared by the tabular and the image estimators."""
+
+    def _checked_params(self, n_classes: int, n_candidates: int, seed: int) -> GrowParams:
+        _check_int("n_estimators", self.n_estimators, 1)
+        _check_int("max_width", self.max_width, 2, allow_none=True)
+        _check_int("max_depth", self.max_depth, 0, allow_none=True)
+        _check_int("min_samples_split", self.min_samples_split, 2)
+        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
+        _check_int("n_thresholds", self.n_thresholds, 1)
+        _check_int("lsearch_steps", self.lsearch_steps, 0)
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+        if self.search not in SEARCHES:
+            raise ValueError(f"search must be one of {SEARCHES}, got {self.search!r}")
+        return GrowParams(
+            n_classes=n_classes,
+            max_width=self.max_width,
+            schedule=self.schedule,
+            max_depth=_DEPTH_LIMIT if self.max_depth is None else int(self.max_depth),
+            min_samples_split=int(self.min_samples_split),
+            min_samples_leaf=int(self.min_samples_leaf),
+            criterion=criterion_code(self.criterion),
+            n_candidates=n_candidates,
+            n_thresholds=int(self.n_thresholds),
+            lsearch_steps=int(self.lsearch_steps),
+            stochastic=self.search == "lsearch-stochastic",
+            seed=seed,
+        )
+
+    def _seed(self) -> int:
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+
+class JungleClassifier(ClassifierMixin, JungleBase):
     """Decision jungle classifier: an ensemble of rooted decision DAGs.
 
     Each DAG grows level by level; when a level may hold fewer nodes than twice its
@@ -107,40 +141,13 @@ class JungleClassifier(ClassifierMixin, BaseEstimator):
             "n_candidate_features must be 'sqrt', None, an int >= 1 or a float in (0, 1], "
             f"got {k!r}")
 
-    def _grow_params(self, n_classes: int, n_features: int, seed: int) -> GrowParams:
-        _check_int("n_estimators", self.n_estimators, 1)
-        _check_int("max_width", self.max_width, 2, allow_none=True)
-        _check_int("max_depth", self.max_depth, 0, allow_none=True)
-        _check_int("min_samples_split", self.min_samples_split, 2)
-        _check_int("min_samples_leaf", self.min_samples_leaf, 1)
-        _check_int("n_thresholds", self.n_thresholds, 1)
-        _check_int("lsearch_steps", self.lsearch_steps, 0)
-        if self.schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
-        if self.search not in SEARCHES:
-            raise ValueError(f"search must be one of {SEARCHES}, got {self.search!r}")
-        return GrowParams(
-            n_classes=n_classes,
-            max_width=self.max_width,
-            schedule=self.schedule,
-            max_depth=_DEPTH_LIMIT if self.max_depth is None else int(self.max_depth),
-            min_samples_split=int(self.min_samples_split),
-            min_samples_leaf=int(self.min_samples_leaf),
-            criterion=criterion_code(self.criterion),
-            n_candidates=self._n_candidates(n_features),
-            n_thresholds=int(self.n_thresholds),
-            lsearch_steps=int(self.lsearch_steps),
-            stochastic=self.search == "lsearch-stochastic",
-            seed=seed,
-        )
-
     def fit(self, X, y):
         """Grow the jungle on a numeric matrix X and class labels y."""
         X, y = validate_data(self, X, y, dtype=np.float32, order="C")
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
-        seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-        params = self._grow_params(len(self.classes_), X.shape[1], seed)
+        seed = self._seed()
+        params = self._checked_params(len(self.classes_), self._n_candidates(X.shape[1]), seed)
         family = TabularFeatures(X.shape[1])
         store, samples = family.prepare(X)
         samples = type(samples)(samples.image, samples.row, samples.col,
@@ -155,21 +162,16 @@ class JungleClassifier(ClassifierMixin, BaseEstimator):
 
     def _entries(self, n: int, seed: int):
         """Per DAG, which rows it trains on and with what multiplicity."""
-        samples, weights, dag = [], [], []
+        per_dag = []
         for g in range(self.n_estimators):
             if self.bootstrap:
                 rng = np.random.default_rng([seed, g])
                 counts = np.bincount(rng.integers(0, n, n), minlength=n)
                 rows = np.flatnonzero(counts)
-                w = counts[rows]
+                per_dag.append((rows, counts[rows]))
             else:
-                rows = np.arange(n)
-                w = np.ones(n, np.int64)
-            samples.append(rows)
-            weights.append(w)
-            dag.append(np.full(rows.size, g))
-        return (np.concatenate(samples).astype(np.int64), np.concatenate(weights).astype(np.int64),
-                np.concatenate(dag).astype(np.int64))
+                per_dag.append((np.arange(n), np.ones(n, np.int64)))
+        return stack_entries(per_dag)
 
     def predict_proba(self, X):
         """Class probabilities, the average of the DAGs' leaf distributions."""

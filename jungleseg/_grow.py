@@ -260,6 +260,18 @@ def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, kind,
     return new_node
 
 
+def stack_entries(per_dag) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenate per-DAG (sample indices, integer weights) into entry arrays."""
+    sample = np.concatenate([np.asarray(s, np.int64) for s, _ in per_dag])
+    weight = np.concatenate([np.asarray(w, np.int64) for _, w in per_dag])
+    dag = np.concatenate([np.full(len(s), g, np.int64) for g, (s, _) in enumerate(per_dag)])
+    if np.any(weight < 1):
+        raise ValueError("entry weights must be positive integers")
+    if np.any(np.bincount(dag, minlength=len(per_dag)) == 0):
+        raise ValueError("every DAG needs at least one training sample")
+    return sample, weight, dag
+
+
 def grow(store: tuple, samples, spec: np.ndarray, n_params: int, entry_sample: np.ndarray,
          entry_weight: np.ndarray, entry_dag: np.ndarray, params: GrowParams,
          progress=None) -> tuple[list[DAG], GrowStats]:

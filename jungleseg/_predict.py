@@ -1,8 +1,24 @@
-"""Traversal of every DAG for a batch of samples (Numba, parallel over samples)."""
+"""Traversal of every DAG for samples or whole images (Numba, parallel)."""
 import numpy as np
 from numba import njit, prange
 
 from ._features import response
+
+
+@njit(cache=True, inline="always")
+def _accumulate(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
+                store, image, row, col, out):
+    """Add every DAG's leaf distribution for one pixel to ``out`` (in DAG order)."""
+    for g in range(node_start.shape[0] - 1):
+        base = node_start[g]
+        node = 0
+        while left[base + node] >= 0:
+            i = base + node
+            v = response(kind[i], params[i], store, image, row, col)
+            node = left[i] if v < threshold[i] else right[i]
+        leaf = leaf_start[g] - 1 - left[base + node]
+        for c in range(leaf_value.shape[1]):
+            out[c] += leaf_value[leaf, c]
 
 
 @njit(parallel=True, cache=True)
@@ -14,21 +30,35 @@ def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, 
     locate DAG g's nodes and leaves. Child and leaf indices are DAG-local. The DAGs are
     summed in a fixed order, so the result does not depend on the thread count.
     """
-    n_dags = node_start.shape[0] - 1
     n = image.shape[0]
     out = np.zeros((n, leaf_value.shape[1]), np.float32)
-    scale = np.float32(1.0 / n_dags)
+    scale = np.float32(1.0 / (node_start.shape[0] - 1))
     for s in prange(n):
-        for g in range(n_dags):
-            base = node_start[g]
-            node = 0
-            while left[base + node] >= 0:
-                i = base + node
-                v = response(kind[i], params[i], store, image[s], row[s], col[s])
-                node = left[i] if v < threshold[i] else right[i]
-            leaf = leaf_start[g] - 1 - left[base + node]
-            for c in range(leaf_value.shape[1]):
-                out[s, c] += leaf_value[leaf, c]
-        for c in range(leaf_value.shape[1]):
+        _accumulate(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
+                    store, image[s], row[s], col[s], out[s])
+        for c in range(out.shape[1]):
             out[s, c] *= scale
+    return out
+
+
+@njit(parallel=True, cache=True)
+def predict_image(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
+                  store, image, mask):
+    """Probabilities (H, W, C) float32 for every pixel of one image of the store.
+
+    Pixels where ``mask`` is 0 are skipped (left at zero); an empty mask means all.
+    """
+    h = store[2][image]
+    w = store[3][image]
+    out = np.zeros((h, w, leaf_value.shape[1]), np.float32)
+    scale = np.float32(1.0 / (node_start.shape[0] - 1))
+    use_mask = mask.size > 0
+    for r in prange(h):
+        for c in range(w):
+            if use_mask and mask[r, c] == 0:
+                continue
+            _accumulate(node_start, leaf_start, kind, params, threshold, left, right,
+                        leaf_value, store, image, r, c, out[r, c])
+            for k in range(out.shape[2]):
+                out[r, c, k] *= scale
     return out

@@ -101,6 +101,19 @@ class FeatureFamily:
     name = "base"
     n_params = 0
     kinds: tuple = ()  # feature kind codes its nodes may store
+    needs_integral = False  # whether features read integral images
+
+    def channels(self, image) -> np.ndarray:
+        """The (H, W, n_channels) float32 channels the features read from one image."""
+        raise NotImplementedError
+
+    def pack(self, channel_images) -> "ImageStore":
+        """A store of already converted channel images."""
+        return ImageStore.from_images(channel_images, integral=self.needs_integral)
+
+    def prepare(self, images) -> "ImageStore":
+        """A store of raw images, converted to channels."""
+        return self.pack([self.channels(im) for im in images])
 
     def spec(self) -> np.ndarray:
         """float64 vector read by the Numba candidate drawer."""
@@ -207,9 +220,6 @@ class DepthFeatures(FeatureFamily):
     def channels(self, depth: np.ndarray, units: str = "auto") -> np.ndarray:
         return depth_in_metres(depth, units)[0][:, :, None]
 
-    def prepare(self, images, units: str = "auto") -> ImageStore:
-        return ImageStore.from_images([self.channels(im, units) for im in images])
-
 
 class ColourFeatures(FeatureFamily):
     """Offset features on colour or intensity channels, single pixels or box means.
@@ -229,6 +239,10 @@ class ColourFeatures(FeatureFamily):
         Gaussian sigmas for grey input.
     n_channels : int
         Channel count for 'channels' input.
+    position : bool
+        Append two channels holding the pixel's row and column as fractions of the image
+        height and width, times 100 (the range of CIELab lightness), so that splits can
+        use where a pixel is (sky above, road below) as well as what is around it.
     """
 
     name = "colour"
@@ -236,7 +250,8 @@ class ColourFeatures(FeatureFamily):
 
     def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
-                 smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None):
+                 smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
+                 position: bool = False):
         unknown = set(kinds) - set(kernels.COLOUR_KINDS)
         if unknown or not kinds:
             raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
@@ -252,15 +267,17 @@ class ColourFeatures(FeatureFamily):
         self.max_box = int(max_box)
         self.input = input
         self.smoothing_scales = tuple(float(s) for s in smoothing_scales)
-        self.n_channels = {"rgb": 3, "grey": 1 + len(self.smoothing_scales)}.get(
+        self.n_input_channels = {"rgb": 3, "grey": 1 + len(self.smoothing_scales)}.get(
             input, n_channels)
+        self.position = bool(position)
+        self.n_channels = self.n_input_channels + 2 * self.position
 
     @property
     def kinds(self) -> tuple:
         return tuple(kernels.COLOUR_KINDS[k] for k in self.kind_names)
 
     @property
-    def uses_boxes(self) -> bool:
+    def needs_integral(self) -> bool:
         return any(k.startswith("box_") for k in self.kind_names)
 
     def spec(self) -> np.ndarray:
@@ -272,12 +289,22 @@ class ColourFeatures(FeatureFamily):
              "max_box": self.max_box, "input": self.input,
              "smoothing_scales": list(self.smoothing_scales)}
         if self.input == "channels":
-            d["n_channels"] = self.n_channels
+            d["n_channels"] = self.n_input_channels
+        if self.position:
+            d["position"] = True
         return d
 
     def channels(self, image: np.ndarray) -> np.ndarray:
         """The (H, W, n_channels) float32 channels the features read."""
-        image = np.asarray(image)
+        converted = self._convert(np.asarray(image))
+        if not self.position:
+            return converted
+        h, w = converted.shape[:2]
+        rows = np.broadcast_to(np.linspace(0, 100, h, dtype=np.float32)[:, None], (h, w))
+        cols = np.broadcast_to(np.linspace(0, 100, w, dtype=np.float32)[None, :], (h, w))
+        return np.dstack([converted, rows, cols])
+
+    def _convert(self, image: np.ndarray) -> np.ndarray:
         if self.input == "rgb":
             if image.ndim != 3 or image.shape[2] not in (3, 4):
                 raise ValueError(f"expected an RGB image (H, W, 3), got shape {image.shape}")
@@ -296,13 +323,10 @@ class ColourFeatures(FeatureFamily):
             return np.stack(copies, axis=2)
         if image.ndim == 2:
             image = image[:, :, None]
-        if image.ndim != 3 or image.shape[2] != self.n_channels:
-            raise ValueError(f"expected (H, W, {self.n_channels}) channels, got {image.shape}")
+        if image.ndim != 3 or image.shape[2] != self.n_input_channels:
+            raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
+                             f"{image.shape}")
         return image.astype(np.float32)
-
-    def prepare(self, images) -> ImageStore:
-        return ImageStore.from_images([self.channels(im) for im in images],
-                                      integral=self.uses_boxes)
 
 
 FAMILIES = {f.name: f for f in (TabularFeatures, DepthFeatures, ColourFeatures)}

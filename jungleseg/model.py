@@ -7,7 +7,7 @@ from functools import cached_property
 import numpy as np
 
 from ._dag import DAG, ModelError
-from ._predict import predict_proba
+from ._predict import predict_image, predict_proba
 from .features import FeatureFamily, ImageStore, Samples
 
 
@@ -67,3 +67,12 @@ class Jungle:
         """Class probabilities (n_samples, n_classes), float32."""
         return predict_proba(*self._packed, store.as_tuple(), samples.image, samples.row,
                              samples.col)
+
+    def predict_image(self, store: ImageStore, image: int = 0, mask=None) -> np.ndarray:
+        """Class probabilities (H, W, n_classes) float32 of one image of the store;
+        pixels outside ``mask`` (where given) stay zero."""
+        mask = np.zeros((0, 0), np.uint8) if mask is None else np.ascontiguousarray(mask, np.uint8)
+        h, w = int(store.height[image]), int(store.width[image])
+        if mask.size and mask.shape != (h, w):
+            raise ValueError(f"mask shape {mask.shape} does not match the image ({h}, {w})")
+        return predict_image(*self._packed, store.as_tuple(), image, mask)

@@ -1,0 +1,122 @@
+"""Stanford Background, k-fold cross-validation (k = 5, fixed seed) in one run:
+
+- a 3-DAG jungle and our 3-tree forest with the same colour features,
+- the peer pipeline users run today: scikit-image ``multiscale_basic_features`` + a
+  scikit-learn random forest (as in ``skimage.future.fit_segmenter``).
+
+Prints per model: mean Jaccard (PASCAL VOC, one confusion matrix per fold, void left
+out), pixel accuracy, nodes, training time (and its stages for ours) and end-to-end
+segmentation throughput in megapixels per second (features included), per fold and
+averaged.
+
+    python benchmarks/stanford.py [--data DIR] [--folds 0 1 2 3 4] [--skip-peer]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import warm_up  # noqa: E402
+
+from jungleseg import ColourFeatures, JungleSegmenter, confusion_matrix, scores  # noqa: E402
+from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
+
+FEATURES = dict(max_offset=40, kinds=["value", "difference", "absdiff", "box_value",
+                                      "box_difference"], max_box=6)
+COMMON = dict(n_estimators=3, max_depth=20, n_candidate_features=100, n_thresholds=16,
+              samples_per_image=1000, min_samples_leaf=5)
+
+
+def ours(width, seed):
+    return JungleSegmenter(ColourFeatures(**FEATURES), max_width=width, random_state=seed,
+                           **COMMON)
+
+
+def run_ours(model, train, test):
+    start = time.perf_counter()
+    model.fit([im for im, _ in train], [lab for _, lab in train])
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = [model.predict(im) for im, _ in test]
+    seconds = time.perf_counter() - start
+    stages = {k: round(v, 1) for k, v in model.grow_stats_.seconds.items()}
+    return predicted, fit_seconds, seconds, model.node_count_, stages
+
+
+def run_peer(train, test, n_trees, per_image, seed):
+    from skimage.feature import multiscale_basic_features
+    from sklearn.ensemble import RandomForestClassifier
+
+    features = partial(multiscale_basic_features, channel_axis=-1, sigma_min=1, sigma_max=16)
+    rng = np.random.default_rng(seed)
+    start = time.perf_counter()
+    X, y = [], []
+    for im, lab in train:
+        f = features(im)
+        usable = np.flatnonzero(lab.ravel() != 255)
+        pick = rng.choice(usable, min(per_image, usable.size), replace=False)
+        X.append(f.reshape(-1, f.shape[-1])[pick])
+        y.append(lab.ravel()[pick])
+    forest = RandomForestClassifier(n_trees, n_jobs=-1, random_state=seed)
+    forest.fit(np.concatenate(X), np.concatenate(y))
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    predicted = []
+    for im, _ in test:
+        f = features(im)
+        predicted.append(forest.predict(f.reshape(-1, f.shape[-1])).reshape(im.shape[:2]))
+    seconds = time.perf_counter() - start
+    nodes = sum(t.tree_.node_count for t in forest.estimators_)
+    return predicted, fit_seconds, seconds, nodes, {}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--peer-trees", type=int, default=100)
+    parser.add_argument("--peer-pixels", type=int, default=250)
+    args = parser.parse_args()
+    warm_up()
+    data = load_stanford(args.data)
+    by_id = {i: (im, lab) for i, im, lab in data}
+    classes = np.arange(8)
+    splits = kfold_splits(list(by_id), k=5, seed=0)
+    runners = {
+        "jungle (3 DAGs, M=256)": lambda tr, te, f: run_ours(ours(256, f), tr, te),
+        "forest (3 trees)": lambda tr, te, f: run_ours(ours(None, f), tr, te),
+    }
+    if not args.skip_peer:
+        runners[f"peer: skimage features + RF({args.peer_trees})"] = (
+            lambda tr, te, f: run_peer(tr, te, args.peer_trees, args.peer_pixels, f))
+    totals = {name: [] for name in runners}
+    for fold in args.folds:
+        train_ids, test_ids = splits[fold]
+        train = [by_id[i] for i in train_ids]
+        test = [by_id[i] for i in test_ids]
+        pixels = sum(im.shape[0] * im.shape[1] for im, _ in test)
+        for name, run in runners.items():
+            predicted, fit_s, seg_s, nodes, stages = run(train, test, fold)
+            s = scores(confusion_matrix([lab for _, lab in test], predicted, classes))
+            row = (s.mean_jaccard, s.pixel_accuracy, nodes, fit_s, pixels / seg_s / 1e6)
+            totals[name].append(row)
+            print(f"fold {fold} {name:38s} Jaccard {s.mean_jaccard:.3f} pixel acc "
+                  f"{100 * s.pixel_accuracy:5.1f} % nodes {nodes:8d} fit {fit_s:6.1f} s "
+                  f"segment {pixels / seg_s / 1e6:5.2f} Mpx/s {stages}", flush=True)
+    print(f"\nmean over folds {args.folds}:")
+    for name, rows in totals.items():
+        j, acc, nodes, fit_s, mpx = np.array(rows).T
+        print(f"{name:38s} Jaccard {j.mean():.3f} +- {j.std():.3f}  pixel acc "
+              f"{100 * acc.mean():5.1f} %  nodes {nodes.mean():9.0f}  fit {fit_s.mean():6.1f} s"
+              f"  segment {mpx.mean():5.2f} Mpx/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Per-pixel segmentation with a decision jungle: train on label images, segment images."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ._classes import JungleBase
+from ._grow import grow, stack_entries
+from .features import ColourFeatures, DepthFeatures, FeatureFamily
+from .model import Jungle
+from .sampling import sample_pixels
+
+
+class JungleSegmenter(JungleBase):
+    """Decision-jungle pixel classifier for images.
+
+    Parameters
+    ----------
+    features : FeatureFamily
+        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels) or
+        :class:`DepthFeatures`. With depth features only foreground pixels (depth > 0)
+        are classified and the label ``background`` is given elsewhere.
+    n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
+    criterion, n_thresholds, lsearch_steps, search, random_state
+        As for :class:`JungleClassifier`.
+    n_candidate_features : int
+        Candidate features drawn per node.
+    sampling : {'random', 'all', 'balanced'}
+        How training pixels are picked from each image (see
+        :func:`jungleseg.sampling.sample_pixels`); ``samples_per_image`` of them.
+    images_per_dag : int or None
+        Train each DAG on its own random subset of this many images (disjoint while the
+        images last), as the paper does for Kinect and faces; None: every DAG sees all.
+    ignore : sequence of int
+        Label values never trained on: void (255), unlabelled scribble pixels (0)...
+    background : int
+        Label given to pixels a depth model does not classify.
+    """
+
+    def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
+                 schedule="doubling", max_depth=20, min_samples_split=2, min_samples_leaf=1,
+                 criterion="entropy", n_candidate_features=100, n_thresholds=16,
+                 lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
+                 images_per_dag=None, ignore=(255,), background=0, random_state=None):
+        self.features = features
+        self.n_estimators = n_estimators
+        self.max_width = max_width
+        self.schedule = schedule
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.criterion = criterion
+        self.n_candidate_features = n_candidate_features
+        self.n_thresholds = n_thresholds
+        self.lsearch_steps = lsearch_steps
+        self.search = search
+        self.sampling = sampling
+        self.samples_per_image = samples_per_image
+        self.images_per_dag = images_per_dag
+        self.ignore = ignore
+        self.background = background
+        self.random_state = random_state
+
+    @property
+    def family_(self) -> FeatureFamily:
+        return self.features if self.features is not None else ColourFeatures()
+
+    def _mask(self, channels: np.ndarray):
+        """Pixels to classify: foreground for depth, all otherwise (None)."""
+        if isinstance(self.family_, DepthFeatures):
+            return (channels[:, :, 0] > 0).astype(np.uint8)
+        return None
+
+    def fit(self, images, labels, progress=None) -> "JungleSegmenter":
+        """Train on images and their label images (same sizes).
+
+        ``progress(level, n_nodes)`` is called after each level; raising from it cancels.
+        """
+        images, labels = list(images), list(labels)
+        if len(images) != len(labels) or not images:
+            raise ValueError(f"got {len(images)} images and {len(labels)} label images")
+        for i, (im, lab) in enumerate(zip(images, labels)):
+            if np.shape(lab) != np.shape(im)[:2]:
+                raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
+                                 f"{np.shape(lab)}")
+        family = self.family_
+        ignore = set(int(v) for v in self.ignore)
+        if isinstance(family, DepthFeatures):
+            ignore.add(int(self.background))
+        values = np.unique(np.concatenate([np.unique(lab) for lab in labels]))
+        self.classes_ = np.array([v for v in values if int(v) not in ignore])
+        if self.classes_.size < 2:
+            raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
+        _check_positive("samples_per_image", self.samples_per_image)
+        n_candidates = int(self.n_candidate_features)
+        _check_positive("n_candidate_features", n_candidates)
+        seed = self._seed()
+        params = self._checked_params(len(self.classes_), n_candidates, seed)
+        start = time.perf_counter()
+        store = family.prepare(images)
+        samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
+                                tuple(ignore), seed)
+        prepare_seconds = time.perf_counter() - start
+        entries = stack_entries(self._dag_samples(samples, len(images), seed))
+        dags, self.grow_stats_ = grow(store.as_tuple(), samples, family.spec(), family.n_params,
+                                      *entries, params, progress)
+        self.grow_stats_.seconds["prepare"] = prepare_seconds
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False))
+        self.node_count_ = self.jungle_.node_count
+        self.model_bytes_ = self.jungle_.nbytes
+        self.n_samples_ = len(samples)
+        return self
+
+    def _dag_samples(self, samples, n_images: int, seed: int):
+        every = np.arange(len(samples))
+        if self.images_per_dag is None:
+            return [(every, np.ones(every.size, np.int64))] * self.n_estimators
+        per_dag = int(self.images_per_dag)
+        _check_positive("images_per_dag", per_dag)
+        order = np.random.default_rng([seed, 1]).permutation(n_images)
+        out = []
+        for g in range(self.n_estimators):
+            chosen = np.take(order, np.arange(g * per_dag, (g + 1) * per_dag), mode="wrap")
+            rows = every[np.isin(samples.image, chosen)]
+            out.append((rows, np.ones(rows.size, np.int64)))
+        return out
+
+    def predict_proba(self, image) -> np.ndarray:
+        """Class probabilities (H, W, n_classes) float32; zero where not classified."""
+        family = self.jungle_.family
+        channels = family.channels(image)
+        return self.jungle_.predict_image(family.pack([channels]), 0, self._mask(channels))
+
+    def predict(self, image) -> np.ndarray:
+        """Label image: the most probable class value of every pixel."""
+        proba = self.predict_proba(image)
+        labels = self.classes_[np.argmax(proba, axis=2)]
+        if isinstance(self.jungle_.family, DepthFeatures):
+            labels = np.where(proba.sum(axis=2) > 0, labels, self.background)
+        return labels
+
+
+def _check_positive(name, value):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")

@@ -1,0 +1,33 @@
+import numpy as np
+import pytest
+
+from jungleseg import confusion_matrix, evaluate
+
+
+def test_voc_jaccard_by_hand():
+    truth = [np.array([[0, 0, 1, 1], [2, 2, 255, 1]])]
+    pred = [np.array([[0, 1, 1, 1], [2, 0, 2, 9]])]
+    cm = confusion_matrix(truth, pred, classes=[0, 1, 2])
+    # class 0: TP 1, FP 1 (a 2 predicted 0), FN 1 (a 0 predicted 1)
+    np.testing.assert_array_equal(cm, [[1, 1, 0, 0], [0, 2, 0, 1], [1, 0, 1, 0]])
+    s = evaluate(truth, pred, classes=[0, 1, 2])
+    # the 9 counts against class 1 in the truth but for no class in the predictions
+    assert s.per_class_jaccard == pytest.approx([1 / 3, 2 / 4, 1 / 2])
+    assert s.mean_jaccard == pytest.approx((1 / 3 + 1 / 2 + 1 / 2) / 3)
+    assert s.pixel_accuracy == pytest.approx(4 / 7)
+    assert s.mean_class_accuracy == pytest.approx((1 / 2 + 2 / 3 + 1 / 2) / 3)
+    d = s.as_dict(["a", "b", "c"])
+    assert set(d) == {"mean_jaccard", "per_class_jaccard", "pixel_accuracy",
+                      "mean_class_accuracy"}
+
+
+def test_one_matrix_over_the_whole_set():
+    truth = [np.zeros((2, 2), int), np.ones((2, 2), int)]
+    pred = [np.zeros((2, 2), int), np.zeros((2, 2), int)]
+    s = evaluate(truth, pred, classes=[0, 1])
+    assert s.per_class_jaccard == pytest.approx([0.5, 0.0])
+
+
+def test_shape_mismatch_is_named():
+    with pytest.raises(ValueError, match="shapes"):
+        confusion_matrix([np.zeros((2, 2))], [np.zeros((2, 3))], [0])

@@ -1,0 +1,40 @@
+import numpy as np
+import pytest
+
+from jungleseg import sample_pixels
+
+
+@pytest.fixture
+def labels():
+    rng = np.random.default_rng(0)
+    a = rng.choice([0, 1, 2, 255], size=(30, 40), p=[0.6, 0.3, 0.05, 0.05])
+    b = np.zeros((10, 12), int)
+    b[2:4, 3:5] = 2
+    return [a, b]
+
+
+def test_random_sampling_skips_ignored_and_unknown(labels):
+    s = sample_pixels(labels, classes=[1, 2], per_image=50, ignore=(255, 0), seed=1)
+    values = np.array([labels[i][r, c] for i, r, c in zip(s.image, s.row, s.col)])
+    assert set(values) <= {1, 2}
+    np.testing.assert_array_equal(np.array([1, 2])[s.label], values)
+    assert (s.image == 0).sum() == 50 and (s.image == 1).sum() == 4  # all four there
+    assert len(set(zip(s.image, s.row, s.col))) == len(s)  # without replacement
+
+
+def test_all_and_balanced(labels):
+    every = sample_pixels(labels, [0, 1, 2], "all", ignore=(255,))
+    assert len(every) == sum((lab != 255).sum() for lab in labels)
+    bal = sample_pixels(labels, [0, 1, 2], "balanced", per_image=60, ignore=(255,), seed=3)
+    counts = np.bincount(bal.label[bal.image == 0], minlength=3)
+    assert counts.min() == counts.max() == 20
+
+
+def test_sampling_is_deterministic_and_errors_are_named(labels):
+    a = sample_pixels(labels, [0, 1, 2], per_image=20, seed=4)
+    b = sample_pixels(labels, [0, 1, 2], per_image=20, seed=4)
+    np.testing.assert_array_equal(a.row, b.row)
+    with pytest.raises(ValueError, match="strategy"):
+        sample_pixels(labels, [0, 1], "stratified")
+    with pytest.raises(ValueError, match="no labelled pixels"):
+        sample_pixels(labels, [7])
