@@ -73,8 +73,10 @@ class ImageStore:
 def integral_image(image: np.ndarray) -> np.ndarray:
     """(H + 1, W + 1, C) float64 sums over rows < r and columns < c."""
     h, w, c = image.shape
-    out = np.zeros((h + 1, w + 1, c), np.float64)
-    np.cumsum(np.cumsum(image, axis=0, dtype=np.float64), axis=1, out=out[1:, 1:])
+    out = np.empty((h + 1, w + 1, c), np.float64)
+    for ch in range(c):
+        out[:, :, ch] = cv2.integral(np.ascontiguousarray(image[:, :, ch], np.float32),
+                                     sdepth=cv2.CV_64F)
     return out
 
 
