@@ -27,8 +27,8 @@ from _common import warm_up  # noqa: E402
 from jungleseg import ColourFeatures, JungleSegmenter, confusion_matrix, scores  # noqa: E402
 from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
 
-FEATURES = dict(max_offset=40, kinds=["value", "difference", "absdiff", "box_value",
-                                      "box_difference"], max_box=6)
+FEATURES = dict(max_offset=80, kinds=["value", "difference", "absdiff", "box_value",
+                                      "box_difference"], max_box=12, position=True)
 COMMON = dict(n_estimators=3, max_depth=20, n_candidate_features=100, n_thresholds=16,
               samples_per_image=1000, min_samples_leaf=5)
 

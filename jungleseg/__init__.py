@@ -7,6 +7,7 @@ from ._version import __version__
 from .evaluate import Scores, confusion_matrix, evaluate, scores
 from .features import (ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, Samples,
                        TabularFeatures)
+from .io import ModelFileError, load_model, save_model
 from .model import Jungle
 from .sampling import sample_pixels
 from .segmenter import JungleSegmenter
@@ -15,5 +16,6 @@ __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
     "JungleClassifier", "JungleSegmenter", "ModelError", "Samples", "Scores",
     "TabularFeatures", "__version__", "confusion_matrix", "evaluate", "impurity",
-    "level_width", "level_widths", "sample_pixels", "scores", "split_gain",
+    "level_width", "level_widths", "load_model", "ModelFileError", "sample_pixels",
+    "save_model", "scores", "split_gain",
 ]

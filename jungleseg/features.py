@@ -121,6 +121,10 @@ class FeatureFamily:
         """float64 vector read by the Numba candidate drawer."""
         raise NotImplementedError
 
+    def check_params(self, params: np.ndarray) -> str | None:
+        """Why these split-node parameter rows are unsafe for the kernels, or None."""
+        return None
+
     def to_dict(self) -> dict:
         """JSON-friendly description, enough to rebuild the family."""
         raise NotImplementedError
@@ -147,6 +151,9 @@ class TabularFeatures(FeatureFamily):
 
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_TABULAR, self.n_columns], np.float64)
+
+    def check_params(self, params: np.ndarray) -> str | None:
+        return _check_indices(params[:, 0], self.n_columns, "column")
 
     def to_dict(self) -> dict:
         return {"name": self.name, "n_columns": self.n_columns}
@@ -286,6 +293,17 @@ class ColourFeatures(FeatureFamily):
         return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_channels, self.max_box,
                          len(self.kinds), *self.kinds], np.float64)
 
+    def check_params(self, params: np.ndarray) -> str | None:
+        problem = _check_indices(params[:, 4:6].ravel(), self.n_channels, "channel")
+        if problem:
+            return problem
+        boxes = params[:, 6:8]
+        if np.any(boxes < 0) or np.any(boxes != np.round(boxes)) or np.any(boxes > 1 << 20):
+            return "box half-sizes must be whole numbers from 0 to 2^20"
+        if np.any(np.abs(params[:, :4]) > 1 << 20):
+            return "probe offsets must lie within 2^20 pixels"
+        return None
+
     def to_dict(self) -> dict:
         d = {"name": self.name, "max_offset": self.max_offset, "kinds": list(self.kind_names),
              "max_box": self.max_box, "input": self.input,
@@ -329,6 +347,12 @@ class ColourFeatures(FeatureFamily):
             raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
                              f"{image.shape}")
         return image.astype(np.float32)
+
+
+def _check_indices(values: np.ndarray, limit: int, what: str) -> str | None:
+    if np.any(values < 0) or np.any(values >= limit) or np.any(values != np.round(values)):
+        return f"{what} indices must be whole numbers from 0 to {limit - 1}"
+    return None
 
 
 FAMILIES = {f.name: f for f in (TabularFeatures, DepthFeatures, ColourFeatures)}

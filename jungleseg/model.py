@@ -19,6 +19,7 @@ class Jungle:
     classes: np.ndarray
     family: FeatureFamily
     params: dict = field(default_factory=dict)
+    metadata: dict = field(default_factory=dict)  # class names, colours, data fingerprint...
 
     @property
     def n_classes(self) -> int:
@@ -50,6 +51,9 @@ class Jungle:
         for g, dag in enumerate(self.dags):
             try:
                 dag.validate(self.n_classes, self.family.n_params, self.family.kinds)
+                problem = self.family.check_params(dag.feature_params[dag.left >= 0])
+                if problem:
+                    raise ModelError(problem)
             except ModelError as err:
                 raise ModelError(f"DAG {g}: {err}") from None
 

@@ -1,0 +1,156 @@
+"""Model files: round trip, corrupt and hostile files, atomic saves."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from jungleseg import (ColourFeatures, JungleClassifier, JungleSegmenter, ModelFileError,
+                       load_model, save_model)
+from jungleseg.datasets.faces import render_faces
+
+
+@pytest.fixture(scope="module")
+def segmenter():
+    images, labels = render_faces(4, seed=0, size=(48, 64))
+    return JungleSegmenter(ColourFeatures(max_offset=8, max_box=2), n_estimators=2,
+                           max_width=8, max_depth=6, n_candidate_features=10,
+                           samples_per_image=200, random_state=0).fit(images[:3], labels[:3])
+
+
+@pytest.fixture
+def model_file(segmenter, tmp_path):
+    return save_model(segmenter.jungle_, tmp_path / "model.h5")
+
+
+def test_round_trip_is_bit_identical(segmenter, model_file):
+    images, _ = render_faces(4, seed=0, size=(48, 64))
+    loaded = load_model(model_file)
+    family = loaded.family
+    before = segmenter.jungle_.predict_image(family.prepare([images[3]]))
+    after = loaded.predict_image(family.prepare([images[3]]))
+    assert before.tobytes() == after.tobytes()
+    assert loaded.family == segmenter.jungle_.family
+    np.testing.assert_array_equal(loaded.classes, segmenter.classes_)
+    assert loaded.params["max_width"] == 8
+
+
+def test_tabular_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    y = (X[:, 0] > 0).astype(int)
+    clf = JungleClassifier(3, max_width=4, random_state=0).fit(X, y)
+    loaded = load_model(save_model(clf.jungle_, tmp_path / "t.h5"))
+    store, samples = loaded.family.prepare(X)
+    assert loaded.predict_proba(store, samples).tobytes() == clf.predict_proba(X).tobytes()
+
+
+def _edit(path, action):
+    with h5py.File(path, "r+") as f:
+        action(f)
+
+
+def _replace(f, name, data):
+    del f[name]
+    f.create_dataset(name, data=data)
+
+
+CORRUPTIONS = {
+    "child index out of range": lambda f: _replace(
+        f, "dags/0/left", np.where(f["dags/0/left"][()] >= 0, 10**6, f["dags/0/left"][()])),
+    "negative leaf index beyond the leaves": lambda f: _replace(
+        f, "dags/0/left", np.where(f["dags/0/left"][()] < 0, -(10**6), f["dags/0/left"][()])),
+    "wrong dtype": lambda f: _replace(f, "dags/0/threshold",
+                                      f["dags/0/threshold"][()].astype(np.float64)),
+    "NaN thresholds": lambda f: _replace(
+        f, "dags/0/threshold", np.full_like(f["dags/0/threshold"][()], np.nan)),
+    "missing group (a gap in the DAG numbers)": lambda f: f.__delitem__("dags/0"),
+    "missing dags": lambda f: f.__delitem__("dags"),
+    "missing dataset": lambda f: f.__delitem__("dags/0/leaf_value"),
+    "newer format version": lambda f: f.attrs.__setitem__("format_version", 99),
+    "other format": lambda f: f.attrs.__setitem__("format", "something-else"),
+    "bad JSON": lambda f: f.attrs.__setitem__("features", "{not json"),
+    "unknown family": lambda f: f.attrs.__setitem__("features", json.dumps({"name": "x"})),
+    "channel index out of range": lambda f: _replace(
+        f, "dags/0/feature_params", np.full_like(f["dags/0/feature_params"][()], 99)),
+    "negative box size": lambda f: _replace(
+        f, "dags/0/feature_params",
+        np.concatenate([f["dags/0/feature_params"][()][:, :6],
+                        -np.ones_like(f["dags/0/feature_params"][()][:, 6:])], axis=1)),
+    "leaf values not a distribution": lambda f: _replace(
+        f, "dags/0/leaf_value", f["dags/0/leaf_value"][()] * 3),
+    "level structure broken": lambda f: _replace(
+        f, "dags/0/level_start", f["dags/0/level_start"][()][::-1].copy()),
+    "classes not integers": lambda f: _replace(f, "classes", np.array([0.5, 1.5])),
+    "class count mismatch": lambda f: _replace(f, "classes", np.arange(3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_corrupt_and_hostile_files_give_the_clear_error(model_file, name):
+    _edit(model_file, CORRUPTIONS[name])
+    with pytest.raises(ModelFileError, match=str(model_file)):
+        load_model(model_file)
+
+
+def test_truncated_and_foreign_files(model_file, tmp_path):
+    data = model_file.read_bytes()
+    for cut in (10, len(data) // 3, len(data) - 100):
+        truncated = tmp_path / f"cut{cut}.h5"
+        truncated.write_bytes(data[:cut])
+        with pytest.raises(ModelFileError):
+            load_model(truncated)
+    text = tmp_path / "notes.h5"
+    text.write_text("not HDF5 at all")
+    with pytest.raises(ModelFileError, match="unreadable"):
+        load_model(text)
+    with pytest.raises(ModelFileError, match="no such"):
+        load_model(tmp_path / "missing.h5")
+
+
+def test_failed_save_keeps_the_previous_file(segmenter, model_file, monkeypatch):
+    good = model_file.read_bytes()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        save_model(segmenter.jungle_, model_file)
+    assert model_file.read_bytes() == good
+    assert [p.name for p in model_file.parent.iterdir()] == [model_file.name]
+
+
+_SLOW_SAVE = """
+import sys, time, h5py
+from jungleseg import load_model, save_model
+jungle = load_model(sys.argv[1])
+create = h5py.Group.create_dataset
+def slow(self, *args, **kwargs):
+    time.sleep(0.2)
+    return create(self, *args, **kwargs)
+h5py.Group.create_dataset = slow
+print("saving", flush=True)
+save_model(jungle, sys.argv[1])
+"""
+
+
+def test_killing_a_save_midway_leaves_the_previous_model_intact(model_file):
+    good = model_file.read_bytes()
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_SAVE, str(model_file)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "saving"
+    deadline = time.time() + 60
+    while not list(model_file.parent.glob(".model.h5.*.tmp")) and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # a few datasets into the temporary file
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert list(model_file.parent.glob(".model.h5.*.tmp"))  # killed mid-write
+    assert model_file.read_bytes() == good
+    load_model(model_file)
