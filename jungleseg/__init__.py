@@ -10,6 +10,7 @@ from .features import (ColourFeatures, DepthFeatures, FeatureFamily, ImageStore,
 from .io import ModelFileError, load_model, save_model
 from .model import Jungle
 from .sampling import sample_pixels
+from .segment import segment
 from .segmenter import JungleSegmenter
 
 __all__ = [
@@ -17,5 +18,5 @@ __all__ = [
     "JungleClassifier", "JungleSegmenter", "ModelError", "Samples", "Scores",
     "TabularFeatures", "__version__", "confusion_matrix", "evaluate", "impurity",
     "level_width", "level_widths", "load_model", "ModelFileError", "sample_pixels",
-    "save_model", "scores", "split_gain",
+    "save_model", "scores", "segment", "split_gain",
 ]

@@ -1,53 +1,359 @@
-"""The ``jungleseg`` command."""
+"""The ``jungleseg`` command: train, segment, evaluate, info, generate, demo.
+
+Every command exits 0 on success and otherwise prints one line ``jungleseg: error: ...``
+to standard error and exits 1 (2 for a malformed command line).
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy"}
 
-def _demo(args: argparse.Namespace) -> int:
-    """Train a jungle and a forest of the same size on synthetic data and compare them."""
-    from sklearn.datasets import make_classification
-    from sklearn.model_selection import train_test_split
 
-    from . import JungleClassifier
+def _progress(args, total, desc):
+    from tqdm import tqdm
 
-    X, y = make_classification(n_samples=args.samples, n_features=20, n_informative=12,
-                               n_classes=8, n_clusters_per_class=2, random_state=args.seed)
-    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.5,
-                                                        random_state=args.seed)
-    models = {
-        "jungle (8 DAGs, M=64, depth 14)": JungleClassifier(8, max_width=64, max_depth=14,
-                                                            random_state=args.seed),
-        "forest (8 trees, depth 9)": JungleClassifier(8, max_width=None, max_depth=9,
-                                                      random_state=args.seed),
+    return tqdm(total=total, desc=desc, disable=args.quiet, leave=False)
+
+
+def _say(args, text: str) -> None:
+    if not args.quiet:
+        print(text)
+
+
+def _parse_overrides(pairs) -> dict:
+    import yaml
+
+    overrides = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes KEY=VALUE, got {pair!r}")
+        overrides[key.strip()] = yaml.safe_load(value)
+    return overrides
+
+
+def _train_model(estimator, split, args):
+    bar = _progress(args, estimator.max_depth or None, "training (levels)")
+    start = time.perf_counter()
+    try:
+        estimator.fit(split.images, split.labels, progress=lambda level, nodes: bar.update(1))
+    finally:
+        bar.close()
+    return time.perf_counter() - start
+
+
+def _with_metadata(estimator, split):
+    from .datasets import fingerprint
+
+    classes = [int(c) for c in estimator.classes_]
+    jungle = estimator.jungle_
+    jungle.metadata = {
+        "class_names": {str(c): split.class_names.get(c, str(c)) for c in classes},
+        "class_colours": {str(c): split.class_colours.get(c, [255, 255, 255]) for c in classes},
+        "data_fingerprint": fingerprint(split.images, split.labels),
+        "n_training_images": len(split.images),
     }
-    print(f"synthetic data: {len(y_train)} training and {len(y_test)} test rows, "
-          f"{X.shape[1]} features, 8 classes")
-    for name, model in models.items():
-        start = time.perf_counter()
-        model.fit(X_train, y_train)
-        seconds = time.perf_counter() - start
-        print(f"{name:34s} accuracy {model.score(X_test, y_test):.3f}  nodes "
-              f"{model.node_count_:6d}  bytes {model.model_bytes_:8d}  fit {seconds:.2f} s")
+    return jungle
+
+
+def cmd_train(args) -> int:
+    from .config import load_config
+    from .datasets import load_benchmark
+    from .io import save_model
+
+    config = load_config(args.config).with_overrides(_parse_overrides(args.set))
+    if config.dataset == "uci" or config.dataset is None:
+        raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
+                         f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
+    split = load_benchmark(config.dataset, "train", args.data, args.n)
+    estimator = config.estimator()
+    seconds = _train_model(estimator, split, args)
+    save_model(_with_metadata(estimator, split), args.out)
+    _say(args, f"trained on {len(split.images)} images in {seconds:.1f} s: "
+               f"{estimator.node_count_} nodes, {estimator.model_bytes_} bytes -> {args.out}")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="jungleseg", description=__doc__)
+def _read_image(path: Path, family) -> np.ndarray:
+    import cv2
+
+    from .features import DepthFeatures
+
+    if path.suffix.lower() == ".npy":
+        return np.load(path, allow_pickle=False)
+    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if image is None:
+        raise ValueError(f"{path}: cannot read this image")
+    if isinstance(family, DepthFeatures):
+        if image.ndim != 2:
+            raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")
+        return image
+    if image.ndim == 3:
+        code = cv2.COLOR_BGRA2RGB if image.shape[2] == 4 else cv2.COLOR_BGR2RGB
+        image = cv2.cvtColor(image, code)
+    if getattr(family, "input", None) == "grey" and image.ndim == 3:
+        raise ValueError(f"{path}: the model reads grey images; this one has "
+                         f"{image.shape[2]} channels")
+    if getattr(family, "input", None) == "rgb" and image.ndim != 3:
+        raise ValueError(f"{path}: the model reads RGB images; this one is grey")
+    return image
+
+
+def _inputs(paths) -> list[Path]:
+    files = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such file or folder")
+    if not files:
+        raise ValueError("no images found in the inputs")
+    return files
+
+
+def cmd_segment(args) -> int:
+    import cv2
+
+    from .io import load_model
+    from .segment import segment
+
+    jungle = load_model(args.model)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = _inputs(args.inputs)
+    bar = _progress(args, len(files), "segmenting")
+    pixels, start = 0, time.perf_counter()
+    for path in files:
+        image = _read_image(path, jungle.family)
+        labels, proba = segment(jungle, image)
+        dtype = np.uint8 if labels.max(initial=0) < 256 else np.uint16
+        cv2.imwrite(str(out / f"{path.stem}.png"), labels.astype(dtype))
+        if args.probabilities:
+            np.save(out / f"{path.stem}_proba.npy", proba)
+        pixels += labels.size
+        bar.update(1)
+    bar.close()
+    seconds = time.perf_counter() - start
+    _say(args, f"segmented {len(files)} images ({pixels / seconds / 1e6:.2f} Mpx/s) -> {out}")
+    return 0
+
+
+def _confusion_png(confusion, names, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    counts = confusion[:, :len(names)].astype(float)
+    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
+    ax = fig.add_subplot()
+    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title("confusion (rows normalised)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def evaluate_model(jungle, split, quiet: bool = True) -> dict:
+    """Scores of a loaded model on a benchmark split, as the stable JSON keys."""
+    from .evaluate import evaluate
+    from .features import DepthFeatures
+    from .segment import segment
+
+    from tqdm import tqdm
+
+    predicted = [segment(jungle, im)[0] for im in tqdm(split.images, disable=quiet,
+                                                       leave=False, desc="evaluating")]
+    ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
+    s = evaluate(split.labels, predicted, jungle.classes, ignore=ignore)
+    names = [jungle.metadata.get("class_names", {}).get(str(c), str(c)) for c in jungle.classes]
+    result = s.as_dict(names)
+    result.update(nodes=jungle.node_count, bytes=jungle.nbytes,
+                  max_feature_evaluations=jungle.max_feature_evaluations,
+                  classes=[int(c) for c in jungle.classes], n_images=len(split.images))
+    return result, s.confusion, names
+
+
+def cmd_evaluate(args) -> int:
+    from .datasets import load_benchmark
+    from .io import load_model
+
+    jungle = load_model(args.model)
+    split = load_benchmark(args.dataset, "test", args.data, args.n)
+    result, confusion, names = evaluate_model(jungle, split, args.quiet)
+    confusion_path = Path(args.confusion or Path(args.model).with_suffix(".confusion.png"))
+    _confusion_png(confusion, names, confusion_path)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+    if not args.quiet:
+        width = max(len(n) for n in names)
+        for name, value in result["per_class_jaccard"].items():
+            print(f"  {name:{width}s}  {value:.3f}")
+        print(f"mean Jaccard {result['mean_jaccard']:.3f}  pixel accuracy "
+              f"{100 * result['pixel_accuracy']:.1f} %  nodes {result['nodes']}  bytes "
+              f"{result['bytes']}  (confusion matrix: {confusion_path})")
+    return 0
+
+
+def model_info(jungle) -> dict:
+    names = jungle.metadata.get("class_names", {})
+    return {
+        "classes": {str(c): names.get(str(c), str(c)) for c in jungle.classes},
+        "dags": len(jungle.dags),
+        "depth": jungle.max_depth,
+        "nodes": jungle.node_count,
+        "bytes": jungle.nbytes,
+        "features": jungle.family.to_dict(),
+        "training": jungle.params,
+        "metadata": {k: v for k, v in jungle.metadata.items() if k != "class_names"},
+    }
+
+
+def cmd_info(args) -> int:
+    from .io import load_model
+
+    info = model_info(load_model(args.model))
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"{args.model}: {info['dags']} DAGs, depth {info['depth']}, {info['nodes']} nodes, "
+          f"{info['bytes']} bytes")
+    print("classes: " + ", ".join(f"{k} {v}" for k, v in info["classes"].items()))
+    print("features: " + json.dumps(info["features"]))
+    print("training: " + json.dumps(info["training"]))
+    return 0
+
+
+def cmd_generate(args) -> int:
+    height, width = (int(v) for v in args.size.lower().split("x"))
+    if args.what == "kinect":
+        from .datasets.kinect import render_frames, save_frames
+
+        depth, labels = render_frames(args.n, seed=args.seed, size=(height, width))
+        save_frames(args.out, depth, labels, seed=args.seed)
+    else:
+        from .datasets.faces import render_faces, save_faces
+
+        images, labels = render_faces(args.n, seed=args.seed, size=(height, width))
+        save_faces(args.out, images, labels)
+    _say(args, f"wrote {args.n} {args.what} images to {args.out}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """Synthetic faces: train, save, evaluate, and write a few segmentations to look at."""
+    import cv2
+
+    from .datasets import load_benchmark
+    from .datasets.faces import CLASS_COLOURS
+    from .features import ColourFeatures
+    from .io import load_model, save_model
+    from .segment import segment
+    from .segmenter import JungleSegmenter
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    _say(args, "rendering synthetic faces (8 classes) ...")
+    train = load_benchmark("faces", "train", n=120)
+    test = load_benchmark("faces", "test", n=30)
+    estimator = JungleSegmenter(
+        ColourFeatures(max_offset=40, kinds=["value", "difference", "box_value",
+                                             "box_difference", "box_absdiff"], max_box=6),
+        n_estimators=3, max_width=128, max_depth=16, n_candidate_features=60,
+        samples_per_image=2000, images_per_dag=80, random_state=args.seed)
+    _say(args, "training a 3-DAG jungle (the first run also compiles the kernels) ...")
+    seconds = _train_model(estimator, train, args)
+    model_path = save_model(_with_metadata(estimator, train), out / "faces-jungle.h5")
+    jungle = load_model(model_path)
+    result, confusion, names = evaluate_model(jungle, test, args.quiet)
+    _confusion_png(confusion, names, out / "confusion.png")
+    (out / "scores.json").write_text(json.dumps(result, indent=2))
+    for i in range(4):
+        image, truth = test.images[i], test.labels[i]
+        predicted = segment(jungle, image)[0]
+        panel = np.concatenate([image, CLASS_COLOURS[truth], CLASS_COLOURS[predicted]], axis=1)
+        cv2.imwrite(str(out / f"example_{i}.png"), cv2.cvtColor(panel, cv2.COLOR_RGB2BGR))
+    _say(args, f"trained in {seconds:.1f} s: {jungle.node_count} nodes, {jungle.nbytes} bytes; "
+               f"test mean Jaccard {result['mean_jaccard']:.3f}, pixel accuracy "
+               f"{100 * result['pixel_accuracy']:.1f} %")
+    _say(args, f"wrote {out}/: faces-jungle.h5 (model), scores.json, confusion.png, "
+               f"example_0..3.png (image | truth | jungle); {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jungleseg", description=__doc__.splitlines()[0])
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or summaries")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="train on synthetic data and report accuracy and size")
-    demo.add_argument("--samples", type=int, default=20000)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.set_defaults(run=_demo)
-    args = parser.parse_args(argv)
+
+    p = sub.add_parser("train", help="train a jungle from a config file")
+    p.add_argument("config")
+    p.add_argument("--out", required=True, help="model file to write (.h5)")
+    p.add_argument("--data", help="data folder (real sets) or a folder from 'generate'")
+    p.add_argument("--n", type=int, help="use only the first N training images")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set jungle.max_width=128")
+    p.set_defaults(run=cmd_train)
+
+    p = sub.add_parser("segment", help="segment image files or folders")
+    p.add_argument("model")
+    p.add_argument("inputs", nargs="+")
+    p.add_argument("--out", required=True)
+    p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
+    p.set_defaults(run=cmd_segment)
+
+    p = sub.add_parser("evaluate", help="Jaccard of a model on a benchmark's test part")
+    p.add_argument("model")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--data")
+    p.add_argument("--n", type=int, help="use only the first N test images")
+    p.add_argument("--json", help="write the scores as JSON to this file")
+    p.add_argument("--confusion", help="confusion-matrix PNG (default: beside the model)")
+    p.set_defaults(run=cmd_evaluate)
+
+    p = sub.add_parser("info", help="describe a model file")
+    p.add_argument("model")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_info)
+
+    p = sub.add_parser("generate", help="render synthetic benchmark data")
+    p.add_argument("what", choices=["kinect", "faces"])
+    p.add_argument("--n", type=int, required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", default="240x320", help="HEIGHTxWIDTH")
+    p.set_defaults(run=cmd_generate)
+
+    p = sub.add_parser("demo", help="train and evaluate on synthetic faces, write results")
+    p.add_argument("--out", default="jungleseg-demo")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ._dag import ModelError
+
+    args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, OSError) as err:
-        print(f"jungleseg: error: {err}", file=sys.stderr)
+    except (ValueError, OSError, KeyError, ModelError) as err:
+        message = str(err).splitlines()[0] if str(err) else type(err).__name__
+        print(f"jungleseg: error: {message}", file=sys.stderr)
         return 1
 
 

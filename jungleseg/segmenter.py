@@ -10,6 +10,7 @@ from ._grow import grow, stack_entries
 from .features import ColourFeatures, DepthFeatures, FeatureFamily
 from .model import Jungle
 from .sampling import sample_pixels
+from .segment import segment
 
 
 class JungleSegmenter(JungleBase):
@@ -65,12 +66,6 @@ class JungleSegmenter(JungleBase):
     @property
     def family_(self) -> FeatureFamily:
         return self.features if self.features is not None else ColourFeatures()
-
-    def _mask(self, channels: np.ndarray):
-        """Pixels to classify: foreground for depth, all otherwise (None)."""
-        if isinstance(self.family_, DepthFeatures):
-            return (channels[:, :, 0] > 0).astype(np.uint8)
-        return None
 
     def fit(self, images, labels, progress=None) -> "JungleSegmenter":
         """Train on images and their label images (same sizes).
@@ -128,17 +123,11 @@ class JungleSegmenter(JungleBase):
 
     def predict_proba(self, image) -> np.ndarray:
         """Class probabilities (H, W, n_classes) float32; zero where not classified."""
-        family = self.jungle_.family
-        channels = family.channels(image)
-        return self.jungle_.predict_image(family.pack([channels]), 0, self._mask(channels))
+        return segment(self.jungle_, image)[1]
 
     def predict(self, image) -> np.ndarray:
         """Label image: the most probable class value of every pixel."""
-        proba = self.predict_proba(image)
-        labels = self.classes_[np.argmax(proba, axis=2)]
-        if isinstance(self.jungle_.family, DepthFeatures):
-            labels = np.where(proba.sum(axis=2) > 0, labels, self.background)
-        return labels
+        return segment(self.jungle_, image)[0]
 
 
 def _check_positive(name, value):
