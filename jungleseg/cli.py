@@ -274,7 +274,8 @@ def cmd_demo(args) -> int:
         ColourFeatures(max_offset=40, kinds=["value", "difference", "box_value",
                                              "box_difference", "box_absdiff"], max_box=6),
         n_estimators=3, max_width=128, max_depth=16, n_candidate_features=60,
-        samples_per_image=2000, images_per_dag=80, random_state=args.seed)
+        sampling="balanced", samples_per_image=2000, images_per_dag=80,
+        random_state=args.seed)
     _say(args, "training a 3-DAG jungle (the first run also compiles the kernels) ...")
     seconds = _train_model(estimator, train, args)
     model_path = save_model(_with_metadata(estimator, train), out / "faces-jungle.h5")

@@ -105,8 +105,14 @@ class FeatureFamily:
     kinds: tuple = ()  # feature kind codes its nodes may store
     needs_integral = False  # whether features read integral images
 
-    def channels(self, image) -> np.ndarray:
-        """The (H, W, n_channels) float32 channels the features read from one image."""
+    def channels(self, image, window=None) -> np.ndarray:
+        """The (H, W, n_channels) float32 channels the features read from one image (or
+        from a tile of one: ``window = (row0, col0, full_height, full_width)``)."""
+        raise NotImplementedError
+
+    def margin(self, tile) -> int:
+        """Pixels of context around ``tile`` needed for its features to equal the whole
+        image's."""
         raise NotImplementedError
 
     def pack(self, channel_images) -> "ImageStore":
@@ -226,8 +232,14 @@ class DepthFeatures(FeatureFamily):
         return {"name": self.name, "max_offset": self.max_offset,
                 "focal_length": self.focal_length}
 
-    def channels(self, depth: np.ndarray, units: str = "auto") -> np.ndarray:
+    def channels(self, depth: np.ndarray, units: str = "auto", window=None) -> np.ndarray:
         return depth_in_metres(depth, units)[0][:, :, None]
+
+    def margin(self, tile) -> int:
+        # a probe from a pixel at depth d reaches reach / d pixels
+        depth = self.channels(np.asarray(tile))[:, :, 0]
+        nearest = float(depth[depth > 0].min()) if np.any(depth > 0) else np.inf
+        return int(np.ceil(self.reach / nearest)) + 1 if np.isfinite(nearest) else 0
 
 
 class ColourFeatures(FeatureFamily):
@@ -314,15 +326,25 @@ class ColourFeatures(FeatureFamily):
             d["position"] = True
         return d
 
-    def channels(self, image: np.ndarray) -> np.ndarray:
-        """The (H, W, n_channels) float32 channels the features read."""
+    def channels(self, image: np.ndarray, window=None) -> np.ndarray:
+        """The (H, W, n_channels) float32 channels the features read.
+
+        ``window = (row0, col0, full_height, full_width)`` says that ``image`` is a tile of
+        a larger image, so that position channels keep whole-image coordinates.
+        """
         converted = self._convert(np.asarray(image))
         if not self.position:
             return converted
         h, w = converted.shape[:2]
-        rows = np.broadcast_to(np.linspace(0, 100, h, dtype=np.float32)[:, None], (h, w))
-        cols = np.broadcast_to(np.linspace(0, 100, w, dtype=np.float32)[None, :], (h, w))
-        return np.dstack([converted, rows, cols])
+        row0, col0, full_h, full_w = window or (0, 0, h, w)
+        rows = (np.arange(row0, row0 + h, dtype=np.float32) * np.float32(100 / max(full_h - 1, 1)))
+        cols = (np.arange(col0, col0 + w, dtype=np.float32) * np.float32(100 / max(full_w - 1, 1)))
+        return np.dstack([converted, np.broadcast_to(rows[:, None], (h, w)),
+                          np.broadcast_to(cols[None, :], (h, w))])
+
+    def margin(self, tile=None) -> int:
+        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1
+        return self.max_offset + self.max_box + (smoothing if self.input == "grey" else 0)
 
     def _convert(self, image: np.ndarray) -> np.ndarray:
         if self.input == "rgb":

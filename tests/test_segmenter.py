@@ -82,3 +82,29 @@ def test_errors_are_named():
         seg.fit([image], [labels[:10]])
     with pytest.raises(ValueError, match="grey"):
         seg.fit([np.dstack([image] * 3)], [labels])
+
+
+@pytest.mark.parametrize("make", ["grey", "rgb_position", "depth"])
+def test_tiled_segmentation_equals_whole_image(make):
+    rng = np.random.default_rng(0)
+    if make == "depth":
+        depth, labels = render_frames(4, seed=5, size=(120, 160))
+        images, labels = list(depth), list(labels)
+        family = DepthFeatures(max_offset=0.3, focal_length=142.8)
+    elif make == "grey":
+        data = [textured(rng, (72, 96)) for _ in range(3)]
+        images, labels = [d[0] for d in data], [d[1] for d in data]
+        family = ColourFeatures(max_offset=7, max_box=2, input="grey", smoothing_scales=(1.5,))
+    else:
+        images, labels = render_faces(3, seed=2, size=(70, 90))
+        images, labels = list(images), list(labels)
+        family = ColourFeatures(max_offset=9, max_box=3, position=True)
+    seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
+                          n_candidate_features=10, samples_per_image=200,
+                          random_state=0).fit(images[:-1], labels[:-1])
+    from jungleseg import segment
+    whole = segment(seg.jungle_, images[-1])
+    for tile in (16, 33):
+        tiled = segment(seg.jungle_, images[-1], tile=tile)
+        np.testing.assert_array_equal(tiled[0], whole[0])
+        np.testing.assert_array_equal(tiled[1], whole[1])

@@ -1,0 +1,53 @@
+"""Faces: synthetic 8-class faces (configs/faces.yaml) and FASSEG (configs/fasseg.yaml:
+train on V2 train + V3 train, test on V2 test). Prints mean Jaccard, pixel accuracy, nodes and
+fit time for the jungle and our forest (same features, grown to the same depth).
+
+    python benchmarks/faces.py [--data DIR] [--sets faces fasseg]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import warm_up  # noqa: E402
+
+from jungleseg import evaluate, segment  # noqa: E402
+from jungleseg.config import load_config  # noqa: E402
+from jungleseg.datasets import load_benchmark  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--sets", nargs="+", default=["faces", "fasseg"])
+    parser.add_argument("--faces-train", type=int, default=900)
+    parser.add_argument("--faces-test", type=int, default=100)
+    args = parser.parse_args()
+    warm_up()
+    for name in args.sets:
+        data = None if name == "faces" else args.data
+        train = load_benchmark(name, "train", data, args.faces_train if name == "faces" else None)
+        test = load_benchmark(name, "test", data, args.faces_test if name == "faces" else None)
+        config = load_config(CONFIGS / f"{name}.yaml")
+        for model_name, overrides in (("jungle", {}), ("forest", {"jungle.max_width": None})):
+            model = config.with_overrides(overrides).estimator()
+            start = time.perf_counter()
+            model.fit(train.images, train.labels)
+            fit = time.perf_counter() - start
+            predicted = [segment(model.jungle_, im)[0] for im in test.images]
+            s = evaluate(test.labels, predicted, model.classes_)
+            print(f"{name:7s} {model_name:7s} mean Jaccard {s.mean_jaccard:.3f}  pixel acc "
+                  f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  fit {fit:6.1f} s"
+                  f"  ({len(train.images)} train / {len(test.images)} test images)  per class "
+                  f"{np.round(s.per_class_jaccard, 2).tolist()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
