@@ -63,8 +63,7 @@ class JungleSegmenter(JungleBase):
         self.background = background
         self.random_state = random_state
 
-    @property
-    def family_(self) -> FeatureFamily:
+    def _family(self) -> FeatureFamily:
         return self.features if self.features is not None else ColourFeatures()
 
     def fit(self, images, labels, progress=None) -> "JungleSegmenter":
@@ -79,7 +78,7 @@ class JungleSegmenter(JungleBase):
             if np.shape(lab) != np.shape(im)[:2]:
                 raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
                                  f"{np.shape(lab)}")
-        family = self.family_
+        family = self._family()
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
@@ -88,10 +87,11 @@ class JungleSegmenter(JungleBase):
         if self.classes_.size < 2:
             raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
         _check_positive("samples_per_image", self.samples_per_image)
-        n_candidates = int(self.n_candidate_features)
-        _check_positive("n_candidate_features", n_candidates)
+        _check_positive("n_candidate_features", self.n_candidate_features)
+        if self.images_per_dag is not None:
+            _check_positive("images_per_dag", self.images_per_dag)
         seed = self._seed()
-        params = self._checked_params(len(self.classes_), n_candidates, seed)
+        params = self._checked_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
         store = family.prepare(images)
         samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
@@ -112,7 +112,6 @@ class JungleSegmenter(JungleBase):
         if self.images_per_dag is None:
             return [(every, np.ones(every.size, np.int64))] * self.n_estimators
         per_dag = int(self.images_per_dag)
-        _check_positive("images_per_dag", per_dag)
         order = np.random.default_rng([seed, 1]).permutation(n_images)
         out = []
         for g in range(self.n_estimators):

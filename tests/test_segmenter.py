@@ -108,3 +108,12 @@ def test_tiled_segmentation_equals_whole_image(make):
         tiled = segment(seg.jungle_, images[-1], tile=tile)
         np.testing.assert_array_equal(tiled[0], whole[0])
         np.testing.assert_array_equal(tiled[1], whole[1])
+
+
+@pytest.mark.parametrize("param, value", [("n_candidate_features", "many"),
+                                          ("samples_per_image", 0), ("images_per_dag", 1.5)])
+def test_bad_image_parameters_are_named(param, value):
+    rng = np.random.default_rng(0)
+    image, labels = textured(rng)
+    with pytest.raises(ValueError, match=param):
+        JungleSegmenter(ColourFeatures(input="grey"), **{param: value}).fit([image], [labels])
