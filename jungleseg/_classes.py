@@ -155,7 +155,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         entry_sample, entry_weight, entry_dag = self._entries(X.shape[0], seed)
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family.spec(), family.n_params,
                                       entry_sample, entry_weight, entry_dag, params)
-        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params())
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(), {"seed": seed})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         return self

@@ -50,16 +50,11 @@ def _train_model(estimator, split, args):
 
 
 def _with_metadata(estimator, split):
-    from .datasets import fingerprint
-
     classes = [int(c) for c in estimator.classes_]
     jungle = estimator.jungle_
-    jungle.metadata = {
-        "class_names": {str(c): split.class_names.get(c, str(c)) for c in classes},
-        "class_colours": {str(c): split.class_colours.get(c, [255, 255, 255]) for c in classes},
-        "data_fingerprint": fingerprint(split.images, split.labels),
-        "n_training_images": len(split.images),
-    }
+    jungle.metadata.update(
+        class_names={str(c): split.class_names.get(c, str(c)) for c in classes},
+        class_colours={str(c): split.class_colours.get(c, [255, 255, 255]) for c in classes})
     return jungle
 
 

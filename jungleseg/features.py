@@ -187,6 +187,9 @@ def depth_in_metres(depth: np.ndarray, units: str = "auto") -> tuple[np.ndarray,
     depth = np.asarray(depth)
     if depth.ndim != 2:
         raise ValueError(f"a depth image must be 2-D (H, W), got shape {depth.shape}")
+    if depth.dtype.itemsize == 1:
+        raise ValueError("an 8-bit depth image cannot hold depth: expected 16-bit millimetres "
+                         "or floating-point metres")
     if units == "auto":
         units = "mm" if depth.dtype.kind in "ui" or float(np.nanmax(depth, initial=0)) > 20 else "m"
     if units not in ("m", "mm"):

@@ -101,7 +101,11 @@ class JungleSegmenter(JungleBase):
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family.spec(), family.n_params,
                                       *entries, params, progress)
         self.grow_stats_.seconds["prepare"] = prepare_seconds
-        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False))
+        from .datasets import fingerprint
+
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
+                              {"seed": seed, "data_fingerprint": fingerprint(images, labels),
+                               "n_training_images": len(images)})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)

@@ -121,6 +121,8 @@ def test_depth_units():
         depth_in_metres(mm.astype(np.float32), units="m")
     with pytest.raises(ValueError, match="non-negative"):
         depth_in_metres(np.array([[-1.0]]))
+    with pytest.raises(ValueError, match="8-bit"):
+        depth_in_metres(np.zeros((2, 2), np.uint8))
 
 
 def test_tabular_draws_distinct_columns():

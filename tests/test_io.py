@@ -38,6 +38,8 @@ def test_round_trip_is_bit_identical(segmenter, model_file):
     assert loaded.family == segmenter.jungle_.family
     np.testing.assert_array_equal(loaded.classes, segmenter.classes_)
     assert loaded.params["max_width"] == 8
+    assert loaded.metadata["seed"] == segmenter.jungle_.metadata["seed"]
+    assert len(loaded.metadata["data_fingerprint"]) == 16
 
 
 def test_tabular_round_trip(tmp_path):
