@@ -167,6 +167,7 @@ _SAMPLING_SCHEMA: dict[str, Check] = {
     "samples_per_image": _integer(1),
     "images_per_dag": _integer(1, nullable=True),
     "ignore": _list_of(_integer(0, 65535)),
+    "correct_prior": _boolean,
 }
 
 _DATASET = _choice(DATASETS)

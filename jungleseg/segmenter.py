@@ -1,6 +1,7 @@
 """Per-pixel segmentation with a decision jungle: train on label images, segment images."""
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -30,6 +31,10 @@ class JungleSegmenter(JungleBase):
     sampling : {'random', 'all', 'balanced'}
         How training pixels are picked from each image (see
         :func:`jungleseg.sampling.sample_pixels`); ``samples_per_image`` of them.
+    correct_prior : bool
+        After class-balanced sampling, rescale every leaf distribution by the ratio of
+        each class's share of the labelled pixels to its share of the samples, so that
+        probabilities are again posteriors under the true class frequencies.
     images_per_dag : int or None
         Train each DAG on its own random subset of this many images (disjoint while the
         images last), as the paper does for Kinect and faces; None: every DAG sees all.
@@ -43,7 +48,8 @@ class JungleSegmenter(JungleBase):
                  schedule="doubling", max_depth=20, min_samples_split=2, min_samples_leaf=1,
                  criterion="entropy", n_candidate_features=100, n_thresholds=16,
                  lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
-                 images_per_dag=None, ignore=(255,), background=0, random_state=None):
+                 correct_prior=False, images_per_dag=None, ignore=(255,), background=0,
+                 random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -58,6 +64,7 @@ class JungleSegmenter(JungleBase):
         self.search = search
         self.sampling = sampling
         self.samples_per_image = samples_per_image
+        self.correct_prior = correct_prior
         self.images_per_dag = images_per_dag
         self.ignore = ignore
         self.background = background
@@ -101,6 +108,8 @@ class JungleSegmenter(JungleBase):
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family.spec(), family.n_params,
                                       *entries, params, progress)
         self.grow_stats_.seconds["prepare"] = prepare_seconds
+        if self.correct_prior:
+            dags = _reweighted(dags, self._class_ratio(labels, samples))
         from .datasets import fingerprint
 
         self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
@@ -110,6 +119,13 @@ class JungleSegmenter(JungleBase):
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)
         return self
+
+    def _class_ratio(self, labels, samples) -> np.ndarray:
+        """Each class's share of the labelled pixels over its share of the samples."""
+        pixels = np.array([sum(int((np.asarray(lab) == v).sum()) for lab in labels)
+                           for v in self.classes_], np.float64)
+        sampled = np.bincount(samples.label, minlength=len(self.classes_)).astype(np.float64)
+        return (pixels / pixels.sum()) / np.maximum(sampled / sampled.sum(), 1e-12)
 
     def _dag_samples(self, samples, n_images: int, seed: int):
         every = np.arange(len(samples))
@@ -131,6 +147,16 @@ class JungleSegmenter(JungleBase):
     def predict(self, image) -> np.ndarray:
         """Label image: the most probable class value of every pixel."""
         return segment(self.jungle_, image)[0]
+
+
+def _reweighted(dags, ratio: np.ndarray):
+    """The DAGs with every leaf distribution multiplied by ``ratio`` and renormalised."""
+    out = []
+    for dag in dags:
+        value = dag.leaf_value.astype(np.float64) * ratio
+        value /= value.sum(axis=1, keepdims=True)
+        out.append(dataclasses.replace(dag, leaf_value=value.astype(np.float32)))
+    return out
 
 
 def _check_positive(name, value):

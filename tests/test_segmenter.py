@@ -117,3 +117,21 @@ def test_bad_image_parameters_are_named(param, value):
     image, labels = textured(rng)
     with pytest.raises(ValueError, match=param):
         JungleSegmenter(ColourFeatures(input="grey"), **{param: value}).fit([image], [labels])
+
+
+def test_prior_correction_restores_class_frequencies():
+    rng = np.random.default_rng(0)
+    images, labels = [], []
+    for _ in range(3):
+        labels.append((rng.random((40, 40)) < 0.1).astype(np.uint8))  # 10 % class 1
+        images.append(rng.normal(100, 20, (40, 40)).astype(np.float32))  # no signal at all
+    kwargs = dict(n_estimators=2, max_width=4, max_depth=2, n_candidate_features=4,
+                  samples_per_image=200, sampling="balanced", random_state=0)
+    plain = JungleSegmenter(ColourFeatures(input="grey"), **kwargs).fit(images, labels)
+    fixed = JungleSegmenter(ColourFeatures(input="grey"), correct_prior=True,
+                            **kwargs).fit(images, labels)
+    # balanced samples say 50/50; corrected, the model's belief is near the true 10 %
+    assert plain.predict_proba(images[0])[:, :, 1].mean() > 0.3
+    assert fixed.predict_proba(images[0])[:, :, 1].mean() < 0.2
+    for dag in fixed.jungle_.dags:
+        np.testing.assert_allclose(dag.leaf_value.sum(axis=1), 1, atol=1e-5)
