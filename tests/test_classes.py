@@ -1,5 +1,4 @@
 """JungleClassifier: reference traversal, determinism, structure, scikit-learn checks."""
-import hashlib
 import os
 import subprocess
 import sys

@@ -4,7 +4,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from jungleseg import DAG, JungleClassifier, ModelError
+from jungleseg import JungleClassifier, ModelError
 
 
 @pytest.fixture(scope="module")
