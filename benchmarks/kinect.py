@@ -29,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", type=int, default=3000)
     parser.add_argument("--test", type=int, default=1000)
-    parser.add_argument("--forest-depths", type=int, nargs="+", default=[11, 20])
+    parser.add_argument("--forest-depths", type=int, nargs="+", default=[10, 20])
     args = parser.parse_args()
     warm_up()
     render_frames(2, seed=0)

@@ -9,7 +9,8 @@ SCHEDULES = ("doubling", "kinect", "constant")
 
 
 def level_width(schedule: str, max_width: int | None, depth: int) -> int:
-    """Width allowed at level ``depth``; ``max_width=None`` means unlimited (a tree).
+    """Width allowed at level ``depth``; ``max_width=None`` means unlimited whatever the
+    schedule: every level may double, and the DAG is a tree.
 
     - ``doubling``: ``min(M, 2^D)`` (the paper's Faces and Stanford schedule);
     - ``kinect``: ``min(M, floor(2^min(5, D) * 1.2^max(0, D - 5)))``: a full tree to depth
@@ -22,11 +23,13 @@ def level_width(schedule: str, max_width: int | None, depth: int) -> int:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     if depth == 0:
         return 1
+    if max_width is None:
+        return 2 ** min(depth, 62)
     if schedule == "kinect":
         width = int(2 ** min(5, depth) * 1.2 ** max(0, depth - 5))
     else:
         width = 2 ** min(depth, 62)
-    return width if max_width is None else min(int(max_width), width)
+    return min(int(max_width), width)
 
 
 def level_widths(schedule: str, max_width: int | None, max_depth: int) -> np.ndarray:

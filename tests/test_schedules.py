@@ -18,7 +18,8 @@ def test_kinect_schedule():
 
 
 def test_unlimited_is_a_tree_and_constant_is_capped():
-    np.testing.assert_array_equal(level_widths("doubling", None, 4), [1, 2, 4, 8, 16])
+    for schedule in ("doubling", "kinect", "constant"):
+        np.testing.assert_array_equal(level_widths(schedule, None, 8), 2 ** np.arange(9))
     np.testing.assert_array_equal(level_widths("constant", 4, 4), [1, 2, 4, 4, 4])
 
 
