@@ -30,6 +30,7 @@ def main() -> None:
     parser.add_argument("--train", type=int, default=3000)
     parser.add_argument("--test", type=int, default=1000)
     parser.add_argument("--forest-depths", type=int, nargs="+", default=[10, 20])
+    parser.add_argument("--no-jungle", action="store_true", help="only the forests")
     args = parser.parse_args()
     warm_up()
     render_frames(2, seed=0)
@@ -41,7 +42,7 @@ def main() -> None:
     test_depth, test_labels = render_frames(args.test, seed=1)
     config = load_config(CONFIG)
     per_dag = args.train // config.jungle_params.get("n_estimators", 3)
-    runs = {"jungle": {"sampling.images_per_dag": per_dag}}
+    runs = {} if args.no_jungle else {"jungle": {"sampling.images_per_dag": per_dag}}
     for d in args.forest_depths:
         runs[f"forest depth {d}"] = {"sampling.images_per_dag": per_dag,
                                      "jungle.max_width": None, "jungle.max_depth": d}
