@@ -70,6 +70,11 @@ def test_each_dag_gets_its_own_images():
                           max_depth=4, n_candidate_features=5, samples_per_image=50,
                           images_per_dag=2, random_state=0).fit(list(depth), list(labels))
     assert len(seg.jungle_.dags) == 3
+    from jungleseg import sample_pixels
+    samples = sample_pixels(list(labels), seg.classes_, per_image=50, ignore=(0, 255))
+    per_dag = [set(samples.image[rows]) for rows, _ in seg._dag_samples(samples, 6, 0)]
+    assert all(len(images) == 2 for images in per_dag)
+    assert set.union(*per_dag) == set(range(6))  # six images, two per DAG, none shared
 
 
 def test_errors_are_named():
