@@ -293,10 +293,15 @@ def cmd_demo(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jungleseg", description=__doc__.splitlines()[0])
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or summaries")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--quiet", action="store_true", help="no progress bars or summaries")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train a jungle from a config file")
+    def add(name, **kw):
+        return sub.add_parser(name, parents=[common], **kw)
+
+
+    p = add("train", help="train a jungle from a config file")
     p.add_argument("config")
     p.add_argument("--out", required=True, help="model file to write (.h5)")
     p.add_argument("--data", help="data folder (real sets) or a folder from 'generate'")
@@ -305,14 +310,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a config value, e.g. --set jungle.max_width=128")
     p.set_defaults(run=cmd_train)
 
-    p = sub.add_parser("segment", help="segment image files or folders")
+    p = add("segment", help="segment image files or folders")
     p.add_argument("model")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
     p.set_defaults(run=cmd_segment)
 
-    p = sub.add_parser("evaluate", help="Jaccard of a model on a benchmark's test part")
+    p = add("evaluate", help="Jaccard of a model on a benchmark's test part")
     p.add_argument("model")
     p.add_argument("--dataset", required=True)
     p.add_argument("--data")
@@ -321,12 +326,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confusion", help="confusion-matrix PNG (default: beside the model)")
     p.set_defaults(run=cmd_evaluate)
 
-    p = sub.add_parser("info", help="describe a model file")
+    p = add("info", help="describe a model file")
     p.add_argument("model")
     p.add_argument("--json", action="store_true")
     p.set_defaults(run=cmd_info)
 
-    p = sub.add_parser("generate", help="render synthetic benchmark data")
+    p = add("generate", help="render synthetic benchmark data")
     p.add_argument("what", choices=["kinect", "faces"])
     p.add_argument("--n", type=int, required=True)
     p.add_argument("--out", required=True)
@@ -334,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", default="240x320", help="HEIGHTxWIDTH")
     p.set_defaults(run=cmd_generate)
 
-    p = sub.add_parser("demo", help="train and evaluate on synthetic faces, write results")
+    p = add("demo", help="train and evaluate on synthetic faces, write results")
     p.add_argument("--out", default="jungleseg-demo")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=cmd_demo)

@@ -15,7 +15,8 @@ FAST = ["--set", "jungle.max_depth=6", "--set", "jungle.n_candidate_features=10"
 
 
 def run(*args, ok=True):
-    proc = subprocess.run([sys.executable, "-m", "jungleseg.cli", "--quiet", *map(str, args)],
+    quiet = ["--quiet"] if args else []
+    proc = subprocess.run([sys.executable, "-m", "jungleseg.cli", *map(str, args), *quiet],
                           capture_output=True, text=True, cwd=REPO)
     if ok:
         assert proc.returncode == 0, proc.stderr
@@ -100,3 +101,4 @@ def test_model_and_image_errors(trained, tmp_path):
 
 def test_usage_error_exits_2():
     assert run("segment", ok=False).returncode == 2
+    assert run(ok=False).returncode == 2
