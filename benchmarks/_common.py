@@ -30,3 +30,15 @@ def warm_up() -> None:
     for width in (4, None):
         for criterion in ("entropy", "gini"):
             JungleClassifier(2, max_width=width, criterion=criterion, random_state=0).fit(X, y)
+
+
+def fit_and_score(model, train_images, train_labels, test_images, test_labels, ignore=(255,)):
+    """Fit an image model, segment the test images, and return (scores, fit seconds,
+    segmentation seconds)."""
+    from jungleseg import evaluate, segment
+
+    fit_seconds = timed_fit(model, list(train_images), list(train_labels))
+    start = time.perf_counter()
+    predicted = [segment(model.jungle_, im)[0] for im in test_images]
+    seconds = time.perf_counter() - start
+    return evaluate(test_labels, predicted, model.classes_, ignore=ignore), fit_seconds, seconds

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import fit_and_score, warm_up  # noqa: E402
 
-from jungleseg import evaluate, segment  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets import load_benchmark  # noqa: E402
 
@@ -38,11 +36,8 @@ def main() -> None:
         config = load_config(CONFIGS / f"{name}.yaml")
         for model_name, overrides in (("jungle", {}), ("forest", {"jungle.max_width": None})):
             model = config.with_overrides(overrides).estimator()
-            start = time.perf_counter()
-            model.fit(train.images, train.labels)
-            fit = time.perf_counter() - start
-            predicted = [segment(model.jungle_, im)[0] for im in test.images]
-            s = evaluate(test.labels, predicted, model.classes_)
+            s, fit, _ = fit_and_score(model, train.images, train.labels, test.images,
+                                      test.labels)
             print(f"{name:7s} {model_name:7s} mean Jaccard {s.mean_jaccard:.3f}  pixel acc "
                   f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  fit {fit:6.1f} s"
                   f"  ({len(train.images)} train / {len(test.images)} test images)  per class "

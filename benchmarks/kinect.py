@@ -16,9 +16,8 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import fit_and_score, warm_up  # noqa: E402
 
-from jungleseg import evaluate, segment  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets.kinect import render_frames  # noqa: E402
 
@@ -48,13 +47,7 @@ def main() -> None:
                                      "jungle.max_width": None, "jungle.max_depth": d}
     for name, overrides in runs.items():
         model = config.with_overrides(overrides).estimator()
-        start = time.perf_counter()
-        model.fit(list(depth), list(labels))
-        fit = time.perf_counter() - start
-        start = time.perf_counter()
-        predicted = [segment(model.jungle_, d)[0] for d in test_depth]
-        seg = time.perf_counter() - start
-        s = evaluate(test_labels, predicted, model.classes_, ignore=(0, 255))
+        s, fit, seg = fit_and_score(model, depth, labels, test_depth, test_labels, (0, 255))
         stages = {k: round(v, 1) for k, v in model.grow_stats_.seconds.items()}
         print(f"{name:16s} mean Jaccard {s.mean_jaccard:.3f}  pixel acc "
               f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  bytes "
