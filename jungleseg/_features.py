@@ -60,8 +60,9 @@ DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the bo
 
 @njit(cache=True, inline="always")
 def pixel_value(store, image, row, col, channel):
-    pixels, offset, height, width, n_channels, _, _ = store
-    return pixels[offset[image] + (row * width[image] + col) * n_channels + channel]
+    pixels, offset, height, width, _, _, _ = store
+    plane = height[image] * width[image]
+    return pixels[offset[image] + channel * plane + row * width[image] + col]
 
 
 @njit(cache=True, inline="always")
@@ -83,10 +84,10 @@ def _clamped_value(store, image, row, col, channel):
 def _box_mean(store, image, row, col, channel, half_r, half_c):
     """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
 
-    Integral images are (H + 1) x (W + 1) per image, channel-last:
+    Integral images are (H + 1) x (W + 1) planes per channel:
     ``I[r, c] = sum of the channel over rows < r and columns < c``.
     """
-    _, _, height, width, n_channels, integral, integral_offset = store
+    _, _, height, width, _, integral, integral_offset = store
     h = height[image]
     w = width[image]
     row = min(max(row, 0), h - 1)
@@ -95,12 +96,10 @@ def _box_mean(store, image, row, col, channel, half_r, half_c):
     r1 = min(row + half_r, h - 1) + 1
     c0 = max(col - half_c, 0)
     c1 = min(col + half_c, w - 1) + 1
-    base = integral_offset[image]
-    stride = (w + 1) * n_channels
-    total = (integral[base + r1 * stride + c1 * n_channels + channel]
-             - integral[base + r0 * stride + c1 * n_channels + channel]
-             - integral[base + r1 * stride + c0 * n_channels + channel]
-             + integral[base + r0 * stride + c0 * n_channels + channel])
+    stride = w + 1
+    base = integral_offset[image] + channel * (h + 1) * stride
+    total = (integral[base + r1 * stride + c1] - integral[base + r0 * stride + c1]
+             - integral[base + r1 * stride + c0] + integral[base + r0 * stride + c0])
     return np.float32(total / ((r1 - r0) * (c1 - c0)))
 
 

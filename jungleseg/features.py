@@ -17,12 +17,13 @@ from . import _features as kernels
 
 @dataclass(frozen=True)
 class ImageStore:
-    """Images of different sizes packed in one flat float32 array (channel-last).
+    """Images of different sizes packed in one flat float32 array, one plane per channel.
 
-    ``pixels[offset[i] + (r * width[i] + c) * n_channels + ch]`` is channel ``ch`` of
-    pixel (r, c) of image ``i``. ``integral`` holds, when box features need them, the
-    (H + 1) x (W + 1) float64 integral images of every channel, image ``i`` starting at
-    ``integral_offset[i]``.
+    ``pixels[offset[i] + ch * height[i] * width[i] + r * width[i] + c]`` is channel ``ch``
+    of pixel (r, c) of image ``i``. ``integral`` holds, when box features need them, the
+    (H + 1) x (W + 1) float64 integral image of every channel, planes in channel order,
+    image ``i`` starting at ``integral_offset[i]``. Planes, not interleaved channels, so
+    that neighbouring pixels probing one channel read neighbouring memory.
     """
 
     pixels: np.ndarray
@@ -56,7 +57,7 @@ class ImageStore:
         sizes = np.array([im.size for im in images], np.int64)
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         store = dict(
-            pixels=np.concatenate([im.ravel() for im in images]),
+            pixels=np.concatenate([np.moveaxis(im, 2, 0).ravel() for im in images]),
             offset=offset,
             height=np.array([im.shape[0] for im in images], np.int32),
             width=np.array([im.shape[1] for im in images], np.int32),
@@ -71,11 +72,11 @@ class ImageStore:
 
 
 def integral_image(image: np.ndarray) -> np.ndarray:
-    """(H + 1, W + 1, C) float64 sums over rows < r and columns < c."""
+    """(C, H + 1, W + 1) float64 sums over rows < r and columns < c."""
     h, w, c = image.shape
-    out = np.empty((h + 1, w + 1, c), np.float64)
+    out = np.empty((c, h + 1, w + 1), np.float64)
     for ch in range(c):
-        out[:, :, ch] = cv2.integral(np.ascontiguousarray(image[:, :, ch], np.float32),
+        out[ch] = cv2.integral(np.ascontiguousarray(image[:, :, ch], np.float32),
                                      sdepth=cv2.CV_64F)
     return out
 
@@ -170,7 +171,7 @@ class TabularFeatures(FeatureFamily):
         if X.ndim != 2 or X.shape[1] != self.n_columns:
             raise ValueError(f"expected a matrix with {self.n_columns} columns, got shape {X.shape}")
         n = X.shape[0]
-        store = ImageStore(pixels=X.reshape(-1), offset=np.zeros(1, np.int64),
+        store = ImageStore(pixels=X.T.reshape(-1), offset=np.zeros(1, np.int64),
                            height=np.array([n], np.int32), width=np.ones(1, np.int32),
                            n_channels=self.n_columns)
         samples = Samples(image=np.zeros(n, np.int32), row=np.arange(n, dtype=np.int32),

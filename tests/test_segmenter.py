@@ -33,7 +33,7 @@ def test_grey_texture_is_separated():
 
 
 def test_image_and_sample_traversals_agree():
-    images, labels = render_faces(3, seed=1, size=(48, 64))
+    images, labels = render_faces(3, seed=1, size=(48, 70))
     seg = JungleSegmenter(ColourFeatures(max_offset=8, max_box=2), n_estimators=2, max_width=8,
                           max_depth=6, n_candidate_features=10, samples_per_image=200,
                           random_state=0).fit(images[:2], labels[:2])
