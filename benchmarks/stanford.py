@@ -24,18 +24,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import warm_up  # noqa: E402
 
-from jungleseg import ColourFeatures, JungleSegmenter, confusion_matrix, scores  # noqa: E402
+from jungleseg import confusion_matrix, scores  # noqa: E402
+from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
 
-FEATURES = dict(max_offset=80, kinds=["value", "difference", "absdiff", "box_value",
-                                      "box_difference"], max_box=12, position=True)
-COMMON = dict(n_estimators=3, max_depth=20, n_candidate_features=100, n_thresholds=16,
-              samples_per_image=1000, min_samples_leaf=5)
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 
 
 def ours(width, seed):
-    return JungleSegmenter(ColourFeatures(**FEATURES), max_width=width, random_state=seed,
-                           **COMMON)
+    """configs/stanford.yaml with the given width cap (None: a forest) and seed."""
+    overrides = {"jungle.max_width": width, "seed": seed}
+    return load_config(CONFIG).with_overrides(overrides).estimator()
 
 
 def run_ours(model, train, test):
