@@ -82,7 +82,7 @@ def group_by_node(entry_node, n_nodes):
     return order, start
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def node_histograms(order, start, entry_sample, entry_weight, label, n_classes):
     """Weighted class histogram of every node."""
     n_nodes = start.shape[0] - 1
@@ -94,7 +94,7 @@ def node_histograms(order, start, entry_sample, entry_weight, label, n_classes):
     return hist
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
     """Candidate features of every splittable node, each from its own stream."""
     n = dags.shape[0]
@@ -136,7 +136,7 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
     return best_t, best
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row, s_col,
                  label, store, kinds, params, n_drawn, seed, dags, positions, level,
                  n_thresholds, n_subsample, P, keep_table, min_leaf, phi_table, criterion):
@@ -246,7 +246,7 @@ def best_candidates(cand_t, cand_cost):
     return best_k, best_t, best
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, kind, params,
           threshold, left, right, n_entries):
     """Send each entry of a split node to its left or right child (global ids)."""

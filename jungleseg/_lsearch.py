@@ -336,7 +336,7 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
     return k, t, l, r, e, steps
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
                    max_sweeps, stochastic, seed, level, phi_table, criterion):
     """LSearch for the level of every DAG at once, one DAG per parallel task.

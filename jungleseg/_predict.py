@@ -21,7 +21,7 @@ def _accumulate(node_start, leaf_start, kind, params, threshold, left, right, le
             out[c] += leaf_value[leaf, c]
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
                   store, image, row, col):
     """Average of the DAGs' leaf distributions for each sample, float32 (n, C).
@@ -44,7 +44,7 @@ def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, 
 _BLOCK = 32  # pixels of a row traversed together, level by level
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def predict_image(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
                   store, image, mask):
     """Probabilities (H, W, C) float32 for every pixel of one image of the store.

@@ -1,0 +1,179 @@
+"""What the widget does, without Qt or napari: layer arrays in, estimators and results out.
+
+Layer data follow napari's conventions: a grey or depth layer is (..., H, W), an RGB layer
+(..., H, W, 3 or 4), a multichannel layer (..., H, W, C); leading axes are a stack of
+slices. A scribble Labels layer has the same shape without the channel axis, 0 meaning
+unpainted. Keeping this apart from the widget keeps the widget thin and this testable.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from jungleseg import JungleSegmenter, segment
+from jungleseg.config import Config, load_config
+from jungleseg.features import ColourFeatures, DepthFeatures
+from jungleseg.model import Jungle
+
+#: Image types the widget offers; each says how a layer's array is read.
+IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
+DEFAULT_PRESET = "napari"
+
+
+def preset_paths() -> dict[str, Path]:
+    """The configs/*.yaml presets of the source tree, by name (napari's default first)."""
+    folder = Path(__file__).resolve().parents[1] / "configs"
+    paths = {p.stem: p for p in sorted(folder.glob("*.yaml")) if p.stem != "uci"}
+    return dict(sorted(paths.items(), key=lambda item: item[0] != DEFAULT_PRESET))
+
+
+def guess_kind(data: np.ndarray, rgb: bool) -> str:
+    """The image type a layer most likely holds: RGB if napari says so; 16-bit integer
+    data with zeros (invalid or background) read as depth in millimetres; else grey."""
+    if rgb:
+        return "rgb"
+    if np.asarray(data).dtype == np.uint16 and np.asarray(data).min() == 0:
+        return "depth"
+    return "grey"
+
+
+def spatial_ndim(kind: str) -> int:
+    """Trailing axes of one slice: (H, W) or (H, W, channels)."""
+    return 3 if kind in ("rgb", "channels") else 2
+
+
+def leading_shape(data_shape: tuple, kind: str) -> tuple:
+    """The stack axes in front of one slice."""
+    n = spatial_ndim(kind)
+    if len(data_shape) < n:
+        axes = "(H, W, channels)" if n == 3 else "(H, W)"
+        raise ValueError(f"{kind} images need at least {n} axes {axes}, got shape {data_shape}")
+    if kind == "rgb" and data_shape[-1] not in (3, 4):
+        raise ValueError(f"an RGB layer's last axis must have 3 or 4 values, got {data_shape}")
+    return tuple(data_shape[:len(data_shape) - n])
+
+
+def slice_indices(data_shape: tuple, kind: str, first: tuple = ()) -> list[tuple]:
+    """Indices of every slice of a stack, ``first`` (the visible one) at the front."""
+    lead = leading_shape(data_shape, kind)
+    indices = list(itertools.product(*(range(n) for n in lead)))
+    first = tuple(first)
+    if first in indices:
+        indices.remove(first)
+        indices.insert(0, first)
+    return indices
+
+
+def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max_width: int,
+              max_depth: int, max_offset: float, seed: int | None = None) -> JungleSegmenter:
+    """An unfitted segmenter: the preset with the widget's knobs and features for ``kind``.
+
+    A colour preset keeps its kinds and box sizes for grey, RGB and multichannel layers;
+    a depth layer always gets depth features. ``max_offset`` is in pixels for colour
+    features and in metres for depth.
+    """
+    features = dict(preset.feature_params)
+    if kind == "depth":
+        base = features if features.get("family") == "depth" else {}
+        features = {"family": "depth", "max_offset": float(max_offset),
+                    **{k: v for k, v in base.items() if k == "focal_length"}}
+    else:
+        if features.get("family") != "colour":
+            features = {"family": "colour"}
+        features.update(family="colour", input="rgb" if kind == "rgb" else kind,
+                        max_offset=max(1, int(round(max_offset))))
+        features.pop("n_channels", None)
+        if kind == "channels":
+            features["n_channels"] = int(n_channels)
+    overrides = {"features": features, "jungle.n_estimators": int(n_estimators),
+                 "jungle.max_width": int(max_width), "jungle.max_depth": int(max_depth)}
+    if seed is not None:
+        overrides["seed"] = int(seed)
+    return preset.with_overrides(overrides).estimator()
+
+
+def painted_slices(image: np.ndarray, scribbles: np.ndarray, kind: str
+                   ) -> tuple[list[np.ndarray], list[np.ndarray], list[tuple]]:
+    """Images and scribbles of every slice with paint on it, and their indices.
+
+    Raises ValueError naming the problem: shapes that do not match, nothing painted, or
+    fewer than two classes painted.
+    """
+    image = np.asarray(image)
+    scribbles = np.asarray(scribbles)
+    lead = leading_shape(image.shape, kind)
+    expected = image.shape[:len(lead) + 2]
+    if scribbles.shape != expected:
+        raise ValueError(f"the labels layer has shape {scribbles.shape} but the {kind} image "
+                         f"needs labels of shape {expected}")
+    if not np.issubdtype(scribbles.dtype, np.integer):
+        raise ValueError(f"labels must be integers, got {scribbles.dtype}")
+    indices = [i for i in slice_indices(image.shape, kind) if np.any(scribbles[i])]
+    if not indices:
+        raise ValueError("no labels painted: paint a few strokes of at least two classes "
+                         "(label 0 means unpainted)")
+    classes = np.unique(np.concatenate([np.unique(scribbles[i]) for i in indices]))
+    classes = classes[classes != 0]
+    if classes.size < 2:
+        raise ValueError(f"only class {int(classes[0])} is painted: paint at least two classes")
+    return [image[i] for i in indices], [scribbles[i] for i in indices], indices
+
+
+def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
+          progress=None) -> JungleSegmenter:
+    """Fit ``model`` on every painted slice; ``progress(level, n_nodes)`` as in ``fit``."""
+    images, labels, _ = painted_slices(image, scribbles, kind)
+    return model.fit(images, labels, progress=progress)
+
+
+def model_kind(jungle: Jungle) -> str:
+    """The image type a model reads."""
+    family = jungle.family
+    if isinstance(family, DepthFeatures):
+        return "depth"
+    if isinstance(family, ColourFeatures):
+        return family.input
+    raise ValueError(f"a {family.name} model does not segment images")
+
+
+def check_layer(kind: str, data_shape: tuple, rgb: bool, n_channels: int | None = None,
+                name: str = "the layer") -> None:
+    """Raise ValueError unless a layer (napari's ``rgb`` flag and shape) holds ``kind``
+    images, with ``n_channels`` channels where given."""
+    if rgb != (kind == "rgb"):
+        what = "an RGB layer" if rgb else "not an RGB layer"
+        raise ValueError(f"{name} is {what}, but {kind} images are expected")
+    leading_shape(data_shape, kind)
+    if kind == "channels" and n_channels is not None and data_shape[-1] != n_channels:
+        raise ValueError(f"{name} has {data_shape[-1]} channels (last axis), but "
+                         f"{n_channels} are expected")
+
+
+def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = ()
+                  ) -> Iterator[tuple[tuple, np.ndarray, np.ndarray]]:
+    """Segment every slice of ``image``, the slice ``first`` before the others.
+
+    Yields ``(index, labels, probabilities)`` per slice, so a caller can show the visible
+    slice at once and stop between slices.
+    """
+    kind = model_kind(jungle)
+    image = np.asarray(image)
+    for index in slice_indices(image.shape, kind, first):
+        labels, proba = segment(jungle, image[index])
+        yield index, labels, proba
+
+
+def uncertainty(proba: np.ndarray) -> np.ndarray:
+    """1 - the winning class's probability: 0 where the jungle is sure."""
+    return (1.0 - proba.max(axis=-1)).astype(np.float32)
+
+
+def load_preset(name: str) -> Config:
+    """The named preset from configs/."""
+    paths = preset_paths()
+    if name not in paths:
+        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(paths)}")
+    return load_config(paths[name])
