@@ -51,7 +51,7 @@ COLOUR_KINDS = {
 FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
 FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
 FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
-#                            n_kinds, kind_1, ..., kind_n]
+#                            n_kinds, kind_1, ..., kind_n, centred (1: u = 0)]
 
 N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8}
 
@@ -182,6 +182,7 @@ def draw_candidates(spec, state, kinds, params):
         n_channels = int(spec[2])
         box_max = int(spec[3])
         n_kinds = int(spec[4])
+        centred = spec[5 + n_kinds] != 0
         for i in range(n):
             state, q = next_below(state, n_kinds)
             kind = int(spec[5 + q])
@@ -189,6 +190,9 @@ def draw_candidates(spec, state, kinds, params):
             for p in range(4):
                 state, v = next_below(state, 2 * reach + 1)
                 params[i, p] = v - reach
+            if centred:  # the first probe on the pixel itself; draws stay the same
+                params[i, 0] = 0
+                params[i, 1] = 0
             state, params[i, 4] = next_below(state, n_channels)
             state, params[i, 5] = next_below(state, n_channels)
             params[i, 6] = 0

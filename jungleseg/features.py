@@ -268,6 +268,11 @@ class ColourFeatures(FeatureFamily):
         Append two channels holding the pixel's row and column as fractions of the image
         height and width, times 100 (the range of CIELab lightness), so that splits can
         use where a pixel is (sky above, road below) as well as what is around it.
+    centred : bool
+        Put the first probe on the pixel itself (u = 0); the second keeps its offset.
+        Offset probes place a class boundary up to ``max_offset`` pixels away from the
+        image edge that causes it, which sparse scribbles (painted inside regions, never
+        on boundaries) cannot correct; centred probes keep boundaries on the edges.
     """
 
     name = "colour"
@@ -276,7 +281,7 @@ class ColourFeatures(FeatureFamily):
     def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
-                 position: bool = False):
+                 position: bool = False, centred: bool = False):
         unknown = set(kinds) - set(kernels.COLOUR_KINDS)
         if unknown or not kinds:
             raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
@@ -295,6 +300,7 @@ class ColourFeatures(FeatureFamily):
         self.n_input_channels = {"rgb": 3, "grey": 1 + len(self.smoothing_scales)}.get(
             input, n_channels)
         self.position = bool(position)
+        self.centred = bool(centred)
         self.n_channels = self.n_input_channels + 2 * self.position
 
     @property
@@ -307,7 +313,7 @@ class ColourFeatures(FeatureFamily):
 
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_channels, self.max_box,
-                         len(self.kinds), *self.kinds], np.float64)
+                         len(self.kinds), *self.kinds, self.centred], np.float64)
 
     def check_params(self, params: np.ndarray) -> str | None:
         problem = _check_indices(params[:, 4:6].ravel(), self.n_channels, "channel")
@@ -328,6 +334,8 @@ class ColourFeatures(FeatureFamily):
             d["n_channels"] = self.n_input_channels
         if self.position:
             d["position"] = True
+        if self.centred:
+            d["centred"] = True
         return d
 
     def channels(self, image: np.ndarray, window=None) -> np.ndarray:

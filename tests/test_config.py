@@ -55,7 +55,7 @@ def test_config_values_reach_the_estimator():
         max_offset=80, kinds=("value", "difference", "absdiff", "box_value", "box_difference"),
         max_box=12, input="rgb", position=True)
     params = seg.get_params(deep=False)
-    expected = dict(n_estimators=3, max_width=256, schedule="doubling", max_depth=20,
+    expected = dict(n_estimators=3, max_width=256, schedule="doubling", max_depth=26,
                     n_candidate_features=100, n_thresholds=16, min_samples_leaf=5,
                     sampling="random", samples_per_image=1000, ignore=(255,))
     assert {key: params[key] for key in expected} == expected

@@ -132,8 +132,23 @@ def test_tabular_draws_distinct_columns():
     assert n == 5 and sorted(params[:, 0]) == [0, 1, 2, 3, 4]
 
 
+def test_centred_draws_put_the_first_probe_on_the_pixel():
+    draws = []
+    for centred in (False, True):
+        kinds = np.zeros(200, np.uint8)
+        params = np.zeros((200, 8), np.float32)
+        K.draw_candidates(ColourFeatures(12, centred=centred).spec(), np.uint64(4), kinds,
+                          params)
+        draws.append((kinds, params))
+    (kinds, free), (centred_kinds, centred) = draws
+    assert np.all(centred[:, :2] == 0) and np.any(free[:, :2] != 0)
+    np.testing.assert_array_equal(kinds, centred_kinds)  # same stream, only u changes
+    np.testing.assert_array_equal(free[:, 2:], centred[:, 2:])
+
+
 @pytest.mark.parametrize("family", [TabularFeatures(4), DepthFeatures(0.3, 500.0),
-                                    ColourFeatures(8, ["value", "box_sum"], 2, "grey", (1.5,))])
+                                    ColourFeatures(8, ["value", "box_sum"], 2, "grey", (1.5,)),
+                                    ColourFeatures(4, centred=True)])
 def test_family_round_trip(family):
     assert family_from_dict(family.to_dict()) == family
 
