@@ -136,6 +136,7 @@ _FEATURE_SCHEMAS: dict[str, dict[str, Check]] = {
         "smoothing_scales": _list_of(_positive_real),
         "n_channels": _integer(1),
         "position": _boolean,
+        "gradient": _boolean,
         "centred": _boolean,
     },
     "depth": {

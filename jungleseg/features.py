@@ -268,6 +268,9 @@ class ColourFeatures(FeatureFamily):
         Append two channels holding the pixel's row and column as fractions of the image
         height and width, times 100 (the range of CIELab lightness), so that splits can
         use where a pixel is (sky above, road below) as well as what is around it.
+    gradient : bool
+        For grey input, also the gradient magnitude (Sobel) of each smoothed copy: edge
+        strength at every scale, which separates textures of equal mean intensity.
     centred : bool
         Put the first probe on the pixel itself (u = 0); the second keeps its offset.
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
@@ -281,7 +284,7 @@ class ColourFeatures(FeatureFamily):
     def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
-                 position: bool = False, centred: bool = False):
+                 position: bool = False, gradient: bool = False, centred: bool = False):
         unknown = set(kinds) - set(kernels.COLOUR_KINDS)
         if unknown or not kinds:
             raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
@@ -297,8 +300,11 @@ class ColourFeatures(FeatureFamily):
         self.max_box = int(max_box)
         self.input = input
         self.smoothing_scales = tuple(float(s) for s in smoothing_scales)
-        self.n_input_channels = {"rgb": 3, "grey": 1 + len(self.smoothing_scales)}.get(
-            input, n_channels)
+        if gradient and input != "grey":
+            raise ValueError("gradient channels are made for grey input only")
+        self.gradient = bool(gradient)
+        grey_channels = 1 + (1 + self.gradient) * len(self.smoothing_scales)
+        self.n_input_channels = {"rgb": 3, "grey": grey_channels}.get(input, n_channels)
         self.position = bool(position)
         self.centred = bool(centred)
         self.n_channels = self.n_input_channels + 2 * self.position
@@ -334,6 +340,8 @@ class ColourFeatures(FeatureFamily):
             d["n_channels"] = self.n_input_channels
         if self.position:
             d["position"] = True
+        if self.gradient:
+            d["gradient"] = True
         if self.centred:
             d["centred"] = True
         return d
@@ -355,7 +363,7 @@ class ColourFeatures(FeatureFamily):
                           np.broadcast_to(cols[None, :], (h, w))])
 
     def margin(self, tile=None) -> int:
-        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1
+        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + self.gradient
         return self.max_offset + self.max_box + (smoothing if self.input == "grey" else 0)
 
     def _convert(self, image: np.ndarray) -> np.ndarray:
@@ -372,15 +380,22 @@ class ColourFeatures(FeatureFamily):
             if image.ndim != 2:
                 raise ValueError(f"expected a grey image (H, W), got shape {image.shape}")
             grey = image.astype(np.float32)
-            copies = [grey] + [cv2.GaussianBlur(grey, (0, 0), s, borderType=cv2.BORDER_REPLICATE)
-                               for s in self.smoothing_scales]
-            return np.stack(copies, axis=2)
+            smoothed = [cv2.GaussianBlur(grey, (0, 0), s, borderType=cv2.BORDER_REPLICATE)
+                        for s in self.smoothing_scales]
+            edges = [_gradient_magnitude(s) for s in smoothed] if self.gradient else []
+            return np.stack([grey, *smoothed, *edges], axis=2)
         if image.ndim == 2:
             image = image[:, :, None]
         if image.ndim != 3 or image.shape[2] != self.n_input_channels:
             raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
                              f"{image.shape}")
         return image.astype(np.float32)
+
+
+def _gradient_magnitude(image: np.ndarray) -> np.ndarray:
+    gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
+    gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
+    return cv2.magnitude(gx, gy)
 
 
 def _check_indices(values: np.ndarray, limit: int, what: str) -> str | None:

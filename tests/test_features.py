@@ -110,6 +110,20 @@ def test_rgb_becomes_lab_and_grey_gets_smoothed_copies():
     assert grey.shape == (16, 20, 3)
     np.testing.assert_array_equal(grey[:, :, 0], rgb[:, :, 0])
     assert grey[:, :, 2].std() < grey[:, :, 1].std() < grey[:, :, 0].std()
+    edges = ColourFeatures(input="grey", smoothing_scales=(1, 3), gradient=True)
+    step = np.zeros((16, 20), np.float32)
+    step[:, 10:] = 1
+    channels = edges.channels(step)
+    assert channels.shape == (16, 20, 5) and edges.n_channels == 5
+    np.testing.assert_array_equal(channels[:, :, :3], ColourFeatures(
+        input="grey", smoothing_scales=(1, 3)).channels(step))
+    from scipy import ndimage as ndi
+    smooth = ndi.gaussian_filter(step, 1, mode="nearest")
+    reference = np.hypot(ndi.sobel(smooth, 0, mode="nearest"), ndi.sobel(smooth, 1, mode="nearest"))
+    np.testing.assert_allclose(channels[2:-2, 2:-2, 3], reference[2:-2, 2:-2], atol=0.02)
+    assert np.argmax(channels[8, :, 3]) in (9, 10)  # strongest on the step
+    with pytest.raises(ValueError, match="grey input only"):
+        ColourFeatures(input="rgb", gradient=True)
 
 
 def test_depth_units():
@@ -148,7 +162,8 @@ def test_centred_draws_put_the_first_probe_on_the_pixel():
 
 @pytest.mark.parametrize("family", [TabularFeatures(4), DepthFeatures(0.3, 500.0),
                                     ColourFeatures(8, ["value", "box_sum"], 2, "grey", (1.5,)),
-                                    ColourFeatures(4, centred=True)])
+                                    ColourFeatures(4, centred=True),
+                                    ColourFeatures(4, input="grey", gradient=True)])
 def test_family_round_trip(family):
     assert family_from_dict(family.to_dict()) == family
 
