@@ -24,8 +24,9 @@ DEFAULT_PRESET = "napari"
 
 
 def preset_paths() -> dict[str, Path]:
-    """The configs/*.yaml presets of the source tree, by name (napari's default first)."""
-    folder = Path(__file__).resolve().parents[1] / "configs"
+    """The image presets of configs/ (installed as ``jungleseg.configs``), by name, the
+    napari default first."""
+    folder = Path(str(files("jungleseg.configs")))
     paths = {p.stem: p for p in sorted(folder.glob("*.yaml")) if p.stem != "uci"}
     return dict(sorted(paths.items(), key=lambda item: item[0] != DEFAULT_PRESET))
 
