@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
