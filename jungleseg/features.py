@@ -56,28 +56,38 @@ class ImageStore:
                 raise ValueError(f"image {i} has shape {im.shape}; expected (H, W, {n_channels})")
         sizes = np.array([im.size for im in images], np.int64)
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        pixels = np.empty(int(sizes.sum()), np.float32)
+        planes = []
+        for im, start in zip(images, offset):
+            h, w, _ = im.shape
+            plane = pixels[start:start + im.size].reshape(n_channels, h, w)
+            plane[:] = np.moveaxis(im, 2, 0)
+            planes.append(plane)
         store = dict(
-            pixels=np.concatenate([np.moveaxis(im, 2, 0).ravel() for im in images]),
+            pixels=pixels,
             offset=offset,
             height=np.array([im.shape[0] for im in images], np.int32),
             width=np.array([im.shape[1] for im in images], np.int32),
             n_channels=int(n_channels),
         )
         if integral:
-            tables = [integral_image(im) for im in images]
-            sizes = np.array([t.size for t in tables], np.int64)
-            store["integral"] = np.concatenate([t.ravel() for t in tables])
-            store["integral_offset"] = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            sizes = np.array([n_channels * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes],
+                             np.int64)
+            integral_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+            table = np.empty(int(sizes.sum()), np.float64)
+            for p, start, size in zip(planes, integral_offset, sizes):
+                integral_planes(p, table[start:start + size].reshape(
+                    n_channels, p.shape[1] + 1, p.shape[2] + 1))
+            store["integral"] = table
+            store["integral_offset"] = integral_offset
         return cls(**store)
 
 
-def integral_image(image: np.ndarray) -> np.ndarray:
-    """(C, H + 1, W + 1) float64 sums over rows < r and columns < c."""
-    h, w, c = image.shape
-    out = np.empty((c, h + 1, w + 1), np.float64)
-    for ch in range(c):
-        out[ch] = cv2.integral(np.ascontiguousarray(image[:, :, ch], np.float32),
-                                     sdepth=cv2.CV_64F)
+def integral_planes(planes: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """Fill ``out`` (C, H + 1, W + 1) float64 with the sums of each (H, W) plane over rows
+    < r and columns < c."""
+    for ch in range(planes.shape[0]):
+        out[ch] = cv2.integral(planes[ch], sdepth=cv2.CV_64F)
     return out
 
 
