@@ -247,3 +247,22 @@ def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
     assert shot[..., :3].std() > 10  # not a blank window
     canvas = viewer.screenshot(canvas_only=True, flash=False)
     assert len(np.unique(canvas[..., :3].reshape(-1, 3), axis=0)) > 10
+
+
+def test_depth_sample_trains_on_the_body_only(viewer_and_widget):
+    from napari_plugin._sample_data import depth_body
+
+    viewer, widget, errors = viewer_and_widget
+    (depth, image_kwargs, _), (truth, _, _), (paint, paint_kwargs, _) = depth_body()
+    layer = viewer.add_image(depth, **image_kwargs)
+    scribbles = viewer.add_labels(paint, **paint_kwargs)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    assert widget.kind.value == "depth" and widget.max_offset.label == "offset range (m)"
+    widget.max_offset.value = 0.4
+    widget.train()
+    widget.wait()
+    assert errors == []
+    seg = viewer.layers["depth body segmentation"].data
+    assert np.all(seg[depth == 0] == 0)  # background is never classified
+    body = depth > 0
+    assert np.mean(seg[body] == truth[body]) > 0.3  # 31 parts from one frame's scribbles
