@@ -10,6 +10,7 @@ segmentation throughput in megapixels per second (features included), per fold a
 averaged.
 
     python benchmarks/stanford.py [--data DIR] [--folds 0 1 2 3 4] [--skip-peer]
+                                  [--skip-forest] [--set jungle.min_samples_leaf=10 ...]
 """
 from __future__ import annotations
 
@@ -25,15 +26,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import warm_up  # noqa: E402
 
 from jungleseg import confusion_matrix, scores  # noqa: E402
-from jungleseg.config import load_config  # noqa: E402
+from jungleseg.config import load_config, parse_overrides  # noqa: E402
 from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 
 
-def ours(width, seed):
-    """configs/stanford.yaml with the given width cap (None: a forest) and seed."""
-    overrides = {"jungle.max_width": width, "seed": seed}
+def ours(width, seed, overrides):
+    """configs/stanford.yaml with the given width cap (None: a forest), seed and overrides."""
+    overrides = {**overrides, "jungle.max_width": width, "seed": seed}
     return load_config(CONFIG).with_overrides(overrides).estimator()
 
 
@@ -80,6 +81,9 @@ def main() -> None:
     parser.add_argument("--data", default=None)
     parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--skip-peer", action="store_true")
+    parser.add_argument("--skip-forest", action="store_true")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="override configs/stanford.yaml values, e.g. jungle.max_depth=24")
     parser.add_argument("--peer-trees", type=int, default=100)
     parser.add_argument("--peer-pixels", type=int, default=250)
     args = parser.parse_args()
@@ -88,10 +92,10 @@ def main() -> None:
     by_id = {i: (im, lab) for i, im, lab in data}
     classes = np.arange(8)
     splits = kfold_splits(list(by_id), k=5, seed=0)
-    runners = {
-        "jungle (3 DAGs, M=256)": lambda tr, te, f: run_ours(ours(256, f), tr, te),
-        "forest (3 trees)": lambda tr, te, f: run_ours(ours(None, f), tr, te),
-    }
+    overrides = parse_overrides(args.set)
+    runners = {"jungle (3 DAGs, M=256)": lambda tr, te, f: run_ours(ours(256, f, overrides), tr, te)}
+    if not args.skip_forest:
+        runners["forest (3 trees)"] = lambda tr, te, f: run_ours(ours(None, f, overrides), tr, te)
     if not args.skip_peer:
         runners[f"peer: skimage features + RF({args.peer_trees})"] = (
             lambda tr, te, f: run_peer(tr, te, args.peer_trees, args.peer_pixels, f))

@@ -27,18 +27,6 @@ def _say(args, text: str) -> None:
         print(text)
 
 
-def _parse_overrides(pairs) -> dict:
-    import yaml
-
-    overrides = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise ValueError(f"--set takes KEY=VALUE, got {pair!r}")
-        overrides[key.strip()] = yaml.safe_load(value)
-    return overrides
-
-
 def _train_model(estimator, split, args):
     bar = _progress(args, estimator.max_depth or None, "training (levels)")
     start = time.perf_counter()
@@ -59,11 +47,11 @@ def _with_metadata(estimator, split):
 
 
 def cmd_train(args) -> int:
-    from .config import load_config
+    from .config import load_config, parse_overrides
     from .datasets import load_benchmark
     from .io import save_model
 
-    config = load_config(args.config).with_overrides(_parse_overrides(args.set))
+    config = load_config(args.config).with_overrides(parse_overrides(args.set))
     if config.dataset == "uci" or config.dataset is None:
         raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")

@@ -415,6 +415,18 @@ class Config:
                                random_state=self.seed)
 
 
+def parse_overrides(pairs) -> dict[str, Any]:
+    """``["jungle.max_width=128", ...]`` as ``{"jungle.max_width": 128}``: values are read
+    as YAML, so numbers, booleans, null and lists come out typed."""
+    overrides = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes KEY=VALUE, got {pair!r}")
+        overrides[key.strip()] = yaml.safe_load(value)
+    return overrides
+
+
 def load_config(path: str | Path) -> Config:
     """Read and validate a YAML configuration file.
 
