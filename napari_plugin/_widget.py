@@ -195,7 +195,8 @@ class JungleWidget(Container):
             return
         try:
             image_layer, scribble_layer = self._inputs()
-            data, painted, kind = image_layer.data, np.asarray(scribble_layer.data), self.kind.value
+            # a copy: the user may keep painting while the worker trains
+            data, painted, kind = image_layer.data, np.array(scribble_layer.data), self.kind.value
             session.check_layer(kind, np.shape(data), image_layer.rgb,
                                 name=f"layer {image_layer.name!r}")
             model = self._estimator(image_layer)
