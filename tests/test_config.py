@@ -229,7 +229,7 @@ def test_napari_config_fits_scribbles():
     scribbles[4:28, 25:28] = 2
     seg = config.estimator()
     seg.fit([image], [scribbles])
-    assert seg.n_samples_ == int((scribbles > 0).sum())  # strategy all: every painted pixel
+    assert seg.n_samples_ == int((scribbles > 0).sum())  # fewer painted than the cap: all
     labels = seg.predict(image)
     assert labels.shape == (32, 32) and set(np.unique(labels)) <= {1, 2}
     assert np.all(labels[scribbles > 0] == scribbles[scribbles > 0])
