@@ -361,14 +361,19 @@ class JungleWidget(Container):
 
     # ---------------------------------------------------------------- models
     def save(self, path) -> None:
-        """Write the current model (atomically), with the scribble layer's class colours."""
+        """Write the current model (atomically), with the scribble layer's class colours and,
+        where its features have a 'class' column (row = label value), the class names."""
         if self.jungle is None:
             raise ValueError("no model yet: train or load one first")
         scribble_layer = self.scribbles.value
         if scribble_layer is not None:
+            classes = [int(c) for c in self.jungle.classes]
             self.jungle.metadata["class_colours"] = {
-                str(c): [int(round(255 * x)) for x in scribble_layer.get_color(int(c))[:3]]
-                for c in self.jungle.classes}
+                str(c): [round(255 * float(x)) for x in scribble_layer.get_color(c)[:3]]
+                for c in classes}
+            names = scribble_layer.features.get("class")
+            if names is not None and len(names) > max(classes):
+                self.jungle.metadata["class_names"] = {str(c): str(names[c]) for c in classes}
         save_model(self.jungle, path)
         self.status.value = f"saved {path}"
 

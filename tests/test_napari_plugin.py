@@ -249,7 +249,7 @@ def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
     assert len(np.unique(canvas[..., :3].reshape(-1, 3), axis=0)) > 10
 
 
-def test_depth_sample_trains_on_the_body_only(viewer_and_widget):
+def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
     from napari_plugin._sample_data import depth_body
 
     viewer, widget, errors = viewer_and_widget
@@ -266,3 +266,8 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget):
     assert np.all(seg[depth == 0] == 0)  # background is never classified
     body = depth > 0
     assert np.mean(seg[body] == truth[body]) > 0.3  # 31 parts from one frame's scribbles
+    widget.save(tmp_path / "body.h5")  # the sample's class names go into the model
+    from jungleseg import load_model
+
+    names = load_model(tmp_path / "body.h5").metadata["class_names"]
+    assert names["1"] == "left_upper_head" and len(names) == widget.jungle.n_classes
