@@ -137,6 +137,7 @@ _FEATURE_SCHEMAS: dict[str, dict[str, Check]] = {
         "n_channels": _integer(1),
         "position": _boolean,
         "gradient": _boolean,
+        "hessian": _boolean,
         "centred": _boolean,
     },
     "depth": {

@@ -281,6 +281,10 @@ class ColourFeatures(FeatureFamily):
     gradient : bool
         For grey input, also the gradient magnitude (Sobel) of each smoothed copy: edge
         strength at every scale, which separates textures of equal mean intensity.
+    hessian : bool
+        For grey input, also the two eigenvalues (larger first) of the Hessian (3x3 Sobel
+        second derivatives) of each smoothed copy: curvature, which marks ridges, blobs and
+        the inflection line of an edge.
     centred : bool
         Put the first probe on the pixel itself (u = 0); the second keeps its offset.
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
@@ -294,7 +298,8 @@ class ColourFeatures(FeatureFamily):
     def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
-                 position: bool = False, gradient: bool = False, centred: bool = False):
+                 position: bool = False, gradient: bool = False, hessian: bool = False,
+                 centred: bool = False):
         unknown = set(kinds) - set(kernels.COLOUR_KINDS)
         if unknown or not kinds:
             raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
@@ -310,10 +315,12 @@ class ColourFeatures(FeatureFamily):
         self.max_box = int(max_box)
         self.input = input
         self.smoothing_scales = tuple(float(s) for s in smoothing_scales)
-        if gradient and input != "grey":
-            raise ValueError("gradient channels are made for grey input only")
+        if (gradient or hessian) and input != "grey":
+            raise ValueError("gradient and hessian channels are made for grey input only")
         self.gradient = bool(gradient)
-        grey_channels = 1 + (1 + self.gradient) * len(self.smoothing_scales)
+        self.hessian = bool(hessian)
+        per_scale = 1 + self.gradient + 2 * self.hessian
+        grey_channels = 1 + per_scale * len(self.smoothing_scales)
         self.n_input_channels = {"rgb": 3, "grey": grey_channels}.get(input, n_channels)
         self.position = bool(position)
         self.centred = bool(centred)
@@ -352,6 +359,8 @@ class ColourFeatures(FeatureFamily):
             d["position"] = True
         if self.gradient:
             d["gradient"] = True
+        if self.hessian:
+            d["hessian"] = True
         if self.centred:
             d["centred"] = True
         return d
@@ -373,7 +382,8 @@ class ColourFeatures(FeatureFamily):
                           np.broadcast_to(cols[None, :], (h, w))])
 
     def margin(self, tile=None) -> int:
-        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + self.gradient
+        derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
+        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
         return self.max_offset + self.max_box + (smoothing if self.input == "grey" else 0)
 
     def _convert(self, image: np.ndarray) -> np.ndarray:
@@ -393,7 +403,9 @@ class ColourFeatures(FeatureFamily):
             smoothed = [cv2.GaussianBlur(grey, (0, 0), s, borderType=cv2.BORDER_REPLICATE)
                         for s in self.smoothing_scales]
             edges = [_gradient_magnitude(s) for s in smoothed] if self.gradient else []
-            return np.stack([grey, *smoothed, *edges], axis=2)
+            curvature = [v for s in smoothed for v in _hessian_eigenvalues(s)] if self.hessian \
+                else []
+            return np.stack([grey, *smoothed, *edges, *curvature], axis=2)
         if image.ndim == 2:
             image = image[:, :, None]
         if image.ndim != 3 or image.shape[2] != self.n_input_channels:
@@ -406,6 +418,16 @@ def _gradient_magnitude(image: np.ndarray) -> np.ndarray:
     gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
     gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
     return cv2.magnitude(gx, gy)
+
+
+def _hessian_eigenvalues(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def d(dx, dy):
+        return cv2.Sobel(image, cv2.CV_32F, dx, dy, ksize=3, borderType=cv2.BORDER_REPLICATE)
+
+    dxx, dyy, dxy = d(2, 0), d(0, 2), d(1, 1)
+    mean = 0.5 * (dxx + dyy)
+    spread = np.sqrt(0.25 * (dxx - dyy) ** 2 + dxy ** 2)
+    return mean + spread, mean - spread
 
 
 def _check_indices(values: np.ndarray, limit: int, what: str) -> str | None:

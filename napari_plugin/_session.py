@@ -88,8 +88,9 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
         features.update(family="colour", input="rgb" if kind == "rgb" else kind,
                         max_offset=max(1, int(round(max_offset))))
         features.pop("n_channels", None)
-        if kind != "grey":
-            features.pop("gradient", None)  # gradient channels are made from grey input
+        if kind != "grey":  # gradient and curvature channels are made from grey input
+            features.pop("gradient", None)
+            features.pop("hessian", None)
         if kind == "channels":
             features["n_channels"] = int(n_channels)
     overrides = {"features": features, "jungle.n_estimators": int(n_estimators),

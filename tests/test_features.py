@@ -126,6 +126,29 @@ def test_rgb_becomes_lab_and_grey_gets_smoothed_copies():
         ColourFeatures(input="rgb", gradient=True)
 
 
+def test_hessian_channels_match_a_numpy_reference():
+    rng = np.random.default_rng(5)
+    image = rng.random((24, 30)).astype(np.float32)
+    family = ColourFeatures(input="grey", smoothing_scales=(1.5,), gradient=True, hessian=True)
+    channels = family.channels(image)
+    assert channels.shape == (24, 30, 5) and family.n_channels == 5
+    from scipy import ndimage as ndi
+
+    smooth = channels[:, :, 1].astype(np.float64)
+    second = np.array([1.0, -2.0, 1.0])
+    first = np.array([-1.0, 0.0, 1.0])
+    blur = np.array([1.0, 2.0, 1.0])
+    dxx = ndi.correlate(smooth, np.outer(blur, second), mode="nearest")
+    dyy = ndi.correlate(smooth, np.outer(second, blur), mode="nearest")
+    dxy = ndi.correlate(smooth, np.outer(first, first), mode="nearest")
+    hessian = np.stack([[dyy, dxy], [dxy, dxx]]).transpose(2, 3, 0, 1)
+    eigen = np.linalg.eigvalsh(hessian)[..., ::-1]  # larger first
+    np.testing.assert_allclose(channels[:, :, 3:], eigen, atol=1e-4)
+    assert family_from_dict(family.to_dict()) == family
+    with pytest.raises(ValueError, match="grey input only"):
+        ColourFeatures(input="channels", n_channels=2, hessian=True)
+
+
 def test_depth_units():
     mm = np.array([[0, 1500], [2500, 4000]], np.uint16)
     metres, units = depth_in_metres(mm)
