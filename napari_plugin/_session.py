@@ -34,11 +34,12 @@ def preset_paths() -> dict[str, Path]:
 
 def guess_kind(data: np.ndarray, rgb: bool) -> str:
     """The image type a layer most likely holds: RGB if napari says so; 16-bit integer
-    data with zeros (invalid or background) read as depth in millimetres; else grey."""
+    data with zeros (invalid or background) read as depth in millimetres; else grey.
+    ``data`` may be any array with ``dtype``, ``ndim`` and slicing (NumPy, dask, zarr)."""
     if rgb:
         return "rgb"
-    if np.asarray(data).dtype == np.uint16 and np.asarray(data).min() == 0:
-        return "depth"
+    if data.dtype == np.uint16 and np.asarray(data[(0,) * (data.ndim - 2)]).min() == 0:
+        return "depth"  # judged on the first slice: a lazy stack is not read whole
     return "grey"
 
 
@@ -107,7 +108,6 @@ def painted_slices(image: np.ndarray, scribbles: np.ndarray, kind: str
     Raises ValueError naming the problem: shapes that do not match, nothing painted, or
     fewer than two classes painted.
     """
-    image = np.asarray(image)
     scribbles = np.asarray(scribbles)
     lead = leading_shape(image.shape, kind)
     expected = image.shape[:len(lead) + 2]
@@ -124,7 +124,7 @@ def painted_slices(image: np.ndarray, scribbles: np.ndarray, kind: str
     classes = classes[classes != 0]
     if classes.size < 2:
         raise ValueError(f"only class {int(classes[0])} is painted: paint at least two classes")
-    return [image[i] for i in indices], [scribbles[i] for i in indices], indices
+    return [np.asarray(image[i]) for i in indices], [scribbles[i] for i in indices], indices
 
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
@@ -162,12 +162,12 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = ()
     """Segment every slice of ``image``, the slice ``first`` before the others.
 
     Yields ``(index, labels, probabilities)`` per slice, so a caller can show the visible
-    slice at once and stop between slices.
+    slice at once and stop between slices. ``image`` may be lazy (dask, zarr): only one
+    slice is read at a time.
     """
     kind = model_kind(jungle)
-    image = np.asarray(image)
-    for index in slice_indices(image.shape, kind, first):
-        labels, proba = segment(jungle, image[index])
+    for index in slice_indices(image.shape, kind, first):  # one slice in memory at a time
+        labels, proba = segment(jungle, np.asarray(image[index]))
         yield index, labels, proba
 
 

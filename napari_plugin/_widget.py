@@ -181,8 +181,7 @@ class JungleWidget(Container):
 
     def _estimator(self, image_layer):
         kind = self.kind.value
-        data = np.asarray(image_layer.data)
-        n_channels = data.shape[-1] if kind == "channels" else 1
+        n_channels = image_layer.data.shape[-1] if kind == "channels" else 1
         return session.estimator(session.load_preset(self.preset.value), kind, n_channels,
                                  self.n_estimators.value, self.width_m.value,
                                  self.max_depth.value, self.max_offset.value)

@@ -71,6 +71,23 @@ def test_estimator_follows_the_image_kind():
     assert depth.features.name == "depth" and depth.features.max_offset == pytest.approx(0.3)
 
 
+def test_lazy_stacks_are_read_a_slice_at_a_time():
+    da = pytest.importorskip("dask.array")
+    image, truth = stripes_and_checks()
+    stack = np.stack([image, image[:, ::-1], image])
+    lazy = da.from_array(stack, chunks=(1, *image.shape))
+    paint = np.zeros(stack.shape, np.uint8)
+    paint[0] = strokes(truth)
+    model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 32, 6, 8)
+    session.train(model, lazy, paint, "grey")
+    results = {index: labels for index, labels, _ in
+               session.segment_stack(model.jungle_, lazy, first=(1,))}
+    assert list(results) == [(1,), (0,), (2,)]
+    for z in range(3):
+        np.testing.assert_array_equal(results[(z,)], segment(model.jungle_, stack[z])[0])
+    assert session.guess_kind(da.zeros((3, 8, 8), dtype=np.uint16), rgb=False) == "depth"
+
+
 def test_guess_kind():
     assert session.guess_kind(np.zeros((4, 4, 3), np.uint8), rgb=True) == "rgb"
     assert session.guess_kind(np.array([[0, 1200]], np.uint16), rgb=False) == "depth"
