@@ -86,7 +86,7 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
     else:
         if features.get("family") != "colour":
             features = {"family": "colour"}
-        features.update(family="colour", input="rgb" if kind == "rgb" else kind,
+        features.update(input="rgb" if kind == "rgb" else kind,
                         max_offset=max(1, int(round(max_offset))))
         features.pop("n_channels", None)
         if kind != "grey":  # gradient and curvature channels are made from grey input
@@ -101,22 +101,21 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
     return preset.with_overrides(overrides).estimator()
 
 
-def painted_slices(image: np.ndarray, scribbles: np.ndarray, kind: str
-                   ) -> tuple[list[np.ndarray], list[np.ndarray], list[tuple]]:
-    """Images and scribbles of every slice with paint on it, and their indices.
+def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> list[tuple]:
+    """Indices of the slices with paint on them; reads only the scribbles.
 
     Raises ValueError naming the problem: shapes that do not match, nothing painted, or
     fewer than two classes painted.
     """
     scribbles = np.asarray(scribbles)
-    lead = leading_shape(image.shape, kind)
-    expected = image.shape[:len(lead) + 2]
+    lead = leading_shape(image_shape, kind)
+    expected = tuple(image_shape[:len(lead) + 2])
     if scribbles.shape != expected:
         raise ValueError(f"the labels layer has shape {scribbles.shape} but the {kind} image "
                          f"needs labels of shape {expected}")
     if not np.issubdtype(scribbles.dtype, np.integer):
         raise ValueError(f"labels must be integers, got {scribbles.dtype}")
-    indices = [i for i in slice_indices(image.shape, kind) if np.any(scribbles[i])]
+    indices = [i for i in slice_indices(image_shape, kind) if np.any(scribbles[i])]
     if not indices:
         raise ValueError("no labels painted: paint a few strokes of at least two classes "
                          "(label 0 means unpainted)")
@@ -124,14 +123,17 @@ def painted_slices(image: np.ndarray, scribbles: np.ndarray, kind: str
     classes = classes[classes != 0]
     if classes.size < 2:
         raise ValueError(f"only class {int(classes[0])} is painted: paint at least two classes")
-    return [np.asarray(image[i]) for i in indices], [scribbles[i] for i in indices], indices
+    return indices
 
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
           progress=None) -> JungleSegmenter:
-    """Fit ``model`` on every painted slice; ``progress(level, n_nodes)`` as in ``fit``."""
-    images, labels, _ = painted_slices(image, scribbles, kind)
-    return model.fit(images, labels, progress=progress)
+    """Fit ``model`` on every painted slice (only those are read from ``image``);
+    ``progress(level, n_nodes)`` as in ``fit``."""
+    scribbles = np.asarray(scribbles)
+    indices = painted_indices(image.shape, scribbles, kind)
+    return model.fit([np.asarray(image[i]) for i in indices], [scribbles[i] for i in indices],
+                     progress=progress)
 
 
 def model_kind(jungle: Jungle) -> str:

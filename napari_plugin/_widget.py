@@ -199,7 +199,7 @@ class JungleWidget(Container):
             session.check_layer(kind, np.shape(data), image_layer.rgb,
                                 name=f"layer {image_layer.name!r}")
             model = self._estimator(image_layer)
-            session.painted_slices(data, painted, kind)  # fail here, not in the thread
+            session.painted_indices(data.shape, painted, kind)  # fail here, not in the thread
         except ValueError as err:
             show_error(str(err))
             return
