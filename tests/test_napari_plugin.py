@@ -222,15 +222,18 @@ def test_live_update_retrains_after_painting(viewer_and_widget):
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.live.value = True
     widget.wait()
-    first = viewer.layers["texture segmentation"].data.copy()
-    scribbles.paint((5, 5), 2)  # a stroke of the wrong class in the stripes: it must matter
+    first_model = widget.jungle
+    assert first_model is not None  # switching live update on trained at once
+    scribbles.paint((5, 5), 2)  # a dab of class 2 among the stripes
     widget.wait()
-    assert widget.jungle.n_classes == 2 and errors == []
-    assert widget.last_seconds["train"] > 0
+    assert widget.jungle is not first_model and errors == []  # painting retrained
+    assert widget.jungle.n_classes == 2 and widget.last_seconds["train"] > 0
+    after_paint = widget.jungle
     widget.live.value = False
     scribbles.paint((6, 6), 1)
     assert not widget._timer.isActive()
-    assert viewer.layers["texture segmentation"].data.shape == first.shape
+    widget.wait()
+    assert widget.jungle is after_paint  # live update off: painting trains nothing
 
 
 def test_cancel_stops_training(viewer_and_widget):
