@@ -139,6 +139,7 @@ _FEATURE_SCHEMAS: dict[str, dict[str, Check]] = {
         "gradient": _boolean,
         "hessian": _boolean,
         "centred": _boolean,
+        "box_filters": _list_of(_integer(1), unique=True),
     },
     "depth": {
         "family": _choice(("colour", "depth")),

@@ -56,13 +56,17 @@ class ImageStore:
                 raise ValueError(f"image {i} has shape {im.shape}; expected (H, W, {n_channels})")
         sizes = np.array([im.size for im in images], np.int64)
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        pixels = np.empty(int(sizes.sum()), np.float32)
-        planes = []
-        for im, start in zip(images, offset):
-            h, w, _ = im.shape
-            plane = pixels[start:start + im.size].reshape(n_channels, h, w)
-            plane[:] = np.moveaxis(im, 2, 0)
-            planes.append(plane)
+        planar = np.moveaxis(images[0], 2, 0)
+        if len(images) == 1 and planar.flags.c_contiguous:  # already planes: no copy
+            pixels, planes = planar.reshape(-1), [planar]
+        else:
+            pixels = np.empty(int(sizes.sum()), np.float32)
+            planes = []
+            for im, start in zip(images, offset):
+                h, w, _ = im.shape
+                plane = pixels[start:start + im.size].reshape(n_channels, h, w)
+                plane[:] = np.moveaxis(im, 2, 0)
+                planes.append(plane)
         store = dict(
             pixels=pixels,
             offset=offset,
@@ -290,6 +294,11 @@ class ColourFeatures(FeatureFamily):
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
         image edge that causes it, which sparse scribbles (painted inside regions, never
         on boundaries) cannot correct; centred probes keep boundaries on the edges.
+    box_filters : sequence of int
+        Box half-sizes r: every converted channel also gets its mean over the
+        ``(2 r + 1) x (2 r + 1)`` box around each pixel (clipped to the image, as the box
+        kinds are), appended as channels. Pixel kinds then compare box means for the
+        price of one read, where box kinds need four reads of the integral images.
     """
 
     name = "colour"
@@ -299,7 +308,7 @@ class ColourFeatures(FeatureFamily):
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
                  position: bool = False, gradient: bool = False, hessian: bool = False,
-                 centred: bool = False):
+                 centred: bool = False, box_filters=()):
         unknown = set(kinds) - set(kernels.COLOUR_KINDS)
         if unknown or not kinds:
             raise ValueError(f"unknown feature kinds {sorted(unknown)}; choose from "
@@ -310,6 +319,11 @@ class ColourFeatures(FeatureFamily):
             raise ValueError("input='channels' needs n_channels >= 1")
         if int(max_offset) < 0 or int(max_box) < 0:
             raise ValueError("max_offset and max_box must be >= 0")
+        self.box_filters = tuple(int(r) for r in box_filters)
+        if any(r < 1 for r in self.box_filters) or len(set(self.box_filters)) != len(
+                self.box_filters):
+            raise ValueError(f"box_filters must be distinct half-sizes >= 1, got "
+                             f"{list(box_filters)}")
         self.max_offset = int(max_offset)
         self.kind_names = tuple(kinds)
         self.max_box = int(max_box)
@@ -324,7 +338,8 @@ class ColourFeatures(FeatureFamily):
         self.n_input_channels = {"rgb": 3, "grey": grey_channels}.get(input, n_channels)
         self.position = bool(position)
         self.centred = bool(centred)
-        self.n_channels = self.n_input_channels + 2 * self.position
+        self.n_channels = (self.n_input_channels * (1 + len(self.box_filters))
+                           + 2 * self.position)
 
     @property
     def kinds(self) -> tuple:
@@ -363,28 +378,38 @@ class ColourFeatures(FeatureFamily):
             d["hessian"] = True
         if self.centred:
             d["centred"] = True
+        if self.box_filters:
+            d["box_filters"] = list(self.box_filters)
         return d
 
     def channels(self, image: np.ndarray, window=None) -> np.ndarray:
         """The (H, W, n_channels) float32 channels the features read.
 
         ``window = (row0, col0, full_height, full_width)`` says that ``image`` is a tile of
-        a larger image, so that position channels keep whole-image coordinates.
+        a larger image, so that position channels keep whole-image coordinates. The result
+        is a view of (n_channels, H, W) planes, the layout :class:`ImageStore` keeps, so
+        packing it is one contiguous copy.
         """
         converted = self._convert(np.asarray(image))
-        if not self.position:
-            return converted
-        h, w = converted.shape[:2]
-        row0, col0, full_h, full_w = window or (0, 0, h, w)
-        rows = (np.arange(row0, row0 + h, dtype=np.float32) * np.float32(100 / max(full_h - 1, 1)))
-        cols = (np.arange(col0, col0 + w, dtype=np.float32) * np.float32(100 / max(full_w - 1, 1)))
-        return np.dstack([converted, np.broadcast_to(rows[:, None], (h, w)),
-                          np.broadcast_to(cols[None, :], (h, w))])
+        h, w, n = converted.shape
+        planes = np.empty((self.n_channels, h, w), np.float32)
+        planes[:n] = np.moveaxis(converted, 2, 0)
+        for i, half in enumerate(self.box_filters, start=1):
+            for ch in range(n):
+                box_mean_plane(planes[ch], half, out=planes[i * n + ch])
+        if self.position:
+            row0, col0, full_h, full_w = window or (0, 0, h, w)
+            planes[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
+                          * np.float32(100 / max(full_h - 1, 1)))[:, None]
+            planes[-1] = (np.arange(col0, col0 + w, dtype=np.float32)
+                          * np.float32(100 / max(full_w - 1, 1)))[None, :]
+        return np.moveaxis(planes, 0, 2)
 
     def margin(self, tile=None) -> int:
         derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
-        return self.max_offset + self.max_box + (smoothing if self.input == "grey" else 0)
+        return (self.max_offset + self.max_box + max(self.box_filters, default=0)
+                + (smoothing if self.input == "grey" else 0))
 
     def _convert(self, image: np.ndarray) -> np.ndarray:
         if self.input == "rgb":
@@ -412,6 +437,24 @@ class ColourFeatures(FeatureFamily):
             raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
                              f"{image.shape}")
         return image.astype(np.float32)
+
+
+def box_mean_plane(plane: np.ndarray, half: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Mean of an (H, W) float32 plane over the ``(2 half + 1)`` square box around every
+    pixel, over the pixels of the box inside the image (as the box kinds clip boxes)."""
+    h, w = plane.shape
+    size = (2 * half + 1, 2 * half + 1)
+    out = cv2.boxFilter(plane, cv2.CV_32F, size, dst=out, normalize=False,
+                        borderType=cv2.BORDER_CONSTANT)
+    out /= _inside(h, half)[:, None]
+    out /= _inside(w, half)[None, :]
+    return out
+
+
+def _inside(n: int, half: int) -> np.ndarray:
+    """How many of the indices i - half .. i + half lie in 0 .. n - 1, for each i."""
+    i = np.arange(n)
+    return (np.minimum(i + half, n - 1) - np.maximum(i - half, 0) + 1).astype(np.float32)
 
 
 def _gradient_magnitude(image: np.ndarray) -> np.ndarray:

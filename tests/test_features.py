@@ -149,6 +149,29 @@ def test_hessian_channels_match_a_numpy_reference():
         ColourFeatures(input="channels", n_channels=2, hessian=True)
 
 
+def test_box_filter_channels_match_a_numpy_reference():
+    rng = np.random.default_rng(6)
+    rgb = rng.integers(0, 256, (13, 17, 3), dtype=np.uint8)
+    family = ColourFeatures(input="rgb", box_filters=(1, 4), position=True)
+    channels = family.channels(rgb)
+    assert channels.shape == (13, 17, 11) and family.n_channels == 11
+    lab = ColourFeatures().channels(rgb)
+    np.testing.assert_array_equal(channels[:, :, :3], lab)
+    for i, half in enumerate((1, 4), start=1):
+        for r in range(13):
+            for c in range(17):  # every pixel: borders, where boxes are clipped, included
+                box = lab[max(r - half, 0):r + half + 1, max(c - half, 0):c + half + 1]
+                np.testing.assert_allclose(channels[r, c, 3 * i:3 * i + 3],
+                                           box.mean(axis=(0, 1)), atol=1e-4)
+    np.testing.assert_array_equal(channels[:, :, 9:], ColourFeatures(position=True).channels(
+        rgb)[:, :, 3:])  # position last, unchanged
+    assert family.margin() == ColourFeatures().margin() + 4
+    with pytest.raises(ValueError, match="box_filters"):
+        ColourFeatures(box_filters=(0,))
+    with pytest.raises(ValueError, match="box_filters"):
+        ColourFeatures(box_filters=(2, 2))
+
+
 def test_depth_units():
     mm = np.array([[0, 1500], [2500, 4000]], np.uint16)
     metres, units = depth_in_metres(mm)
@@ -186,7 +209,8 @@ def test_centred_draws_put_the_first_probe_on_the_pixel():
 @pytest.mark.parametrize("family", [TabularFeatures(4), DepthFeatures(0.3, 500.0),
                                     ColourFeatures(8, ["value", "box_sum"], 2, "grey", (1.5,)),
                                     ColourFeatures(4, centred=True),
-                                    ColourFeatures(4, input="grey", gradient=True)])
+                                    ColourFeatures(4, input="grey", gradient=True),
+                                    ColourFeatures(4, box_filters=(2, 5))])
 def test_family_round_trip(family):
     assert family_from_dict(family.to_dict()) == family
 

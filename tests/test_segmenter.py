@@ -89,7 +89,7 @@ def test_errors_are_named():
         seg.fit([np.dstack([image] * 3)], [labels])
 
 
-@pytest.mark.parametrize("make", ["grey", "rgb_position", "depth"])
+@pytest.mark.parametrize("make", ["grey", "rgb_position", "rgb_box_filters", "depth"])
 def test_tiled_segmentation_equals_whole_image(make):
     rng = np.random.default_rng(0)
     if make == "depth":
@@ -104,6 +104,9 @@ def test_tiled_segmentation_equals_whole_image(make):
         images, labels = render_faces(3, seed=2, size=(70, 90))
         images, labels = list(images), list(labels)
         family = ColourFeatures(max_offset=9, max_box=3, position=True)
+        if make == "rgb_box_filters":
+            family = ColourFeatures(max_offset=9, kinds=["value", "difference"],
+                                    box_filters=(2, 5))
     seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
                           n_candidate_features=10, samples_per_image=200,
                           random_state=0).fit(images[:-1], labels[:-1])
