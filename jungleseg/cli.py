@@ -117,7 +117,7 @@ def cmd_segment(args) -> int:
     pixels, start = 0, time.perf_counter()
     for path in files:
         image = _read_image(path, jungle.family)
-        labels, proba = segment(jungle, image)
+        labels, proba = segment(jungle, image, smoothing=args.smoothing)
         dtype = np.uint8 if labels.max(initial=0) < 256 else np.uint16
         cv2.imwrite(str(out / f"{path.stem}.png"), labels.astype(dtype))
         if args.probabilities:
@@ -303,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+")
     p.add_argument("--out", required=True)
     p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
+    p.add_argument("--smoothing", type=int, default=None, metavar="R",
+                   help="average probabilities over a (2R+1)^2 box before labelling "
+                        "(default: the model's own)")
     p.set_defaults(run=cmd_segment)
 
     p = add("evaluate", help="Jaccard of a model on a benchmark's test part")

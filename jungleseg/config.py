@@ -163,6 +163,7 @@ def _jungle_schema(tabular: bool) -> dict[str, Check]:
         "search": _choice(SEARCHES),
         "min_samples_split": _integer(2),
         "min_samples_leaf": _integer(1),
+        **({} if tabular else {"smoothing": _integer(0)}),
     }
 
 

@@ -98,6 +98,9 @@ def _attr_json(f, name: str, path: Path):
         raise ModelFileError(f"{path}: attribute '{name}' is not valid JSON: {err}") from None
 
 
+_SEGMENTATION_PARAMS = ("background", "smoothing")
+
+
 def load_model(path: str | os.PathLike) -> Jungle:
     """Read and fully validate a model file; raise :class:`ModelFileError` naming the
     file and the problem for anything that is not a well-formed model."""
@@ -136,7 +139,13 @@ def load_model(path: str | os.PathLike) -> Jungle:
         raise
     except (OSError, KeyError, ValueError, TypeError) as err:
         raise ModelFileError(f"{path}: unreadable model file ({err})") from None
-    jungle = Jungle(dags, classes, family, params if isinstance(params, dict) else {},
+    params = params if isinstance(params, dict) else {}
+    for key in _SEGMENTATION_PARAMS:  # read when segmenting: must be small whole numbers
+        value = params.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+            raise ModelFileError(f"{path}: training parameter {key} must be a whole number "
+                                 f"from 0 to 65535, got {value!r}")
+    jungle = Jungle(dags, classes, family, params,
                     metadata if isinstance(metadata, dict) else {})
     try:
         jungle.validate()

@@ -1,13 +1,17 @@
 """Segment whole images with a trained (or loaded) jungle."""
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from .features import DepthFeatures
 from .model import Jungle
 
+_CV_MAX_CHANNELS = 512  # OpenCV filters at most this many channels at once
 
-def segment(jungle: Jungle, image, tile: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+
+def segment(jungle: Jungle, image, tile: int | None = None,
+            smoothing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image.
 
     With depth features only foreground pixels (depth > 0) are classified; the others
@@ -15,25 +19,57 @@ def segment(jungle: Jungle, image, tile: int | None = None) -> tuple[np.ndarray,
     is processed in tiles of that size plus a margin of the largest probe reach, so only
     one tile's channels are in memory at a time; ``image`` may then be any array that
     supports slicing (a memory map, a zarr or dask array); the result is the same.
+    ``smoothing`` (default: the model's own, see :class:`~jungleseg.JungleSegmenter`) is
+    the half-size of the box over which probabilities are averaged before labelling.
     """
+    if smoothing is None:
+        smoothing = jungle.params.get("smoothing", 0)
+    if isinstance(smoothing, bool) or not isinstance(smoothing, (int, np.integer)) \
+            or smoothing < 0:
+        raise ValueError(f"smoothing must be an integer >= 0, got {smoothing!r}")
     if tile is not None:
-        return _segment_tiled(jungle, image, int(tile))
-    return _segment_window(jungle, image, None)
+        return _segment_tiled(jungle, image, int(tile), int(smoothing))
+    return _segment_window(jungle, image, None, int(smoothing))
 
 
-def _segment_window(jungle: Jungle, image, window) -> tuple[np.ndarray, np.ndarray]:
+def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
+    """Each class's probability averaged over the ``(2 half + 1)`` square box around every
+    pixel, over the box's pixels that are inside the image (and inside ``mask``, where
+    given; pixels outside it stay zero)."""
+    size = (2 * half + 1, 2 * half + 1)
+    h, w, n_classes = proba.shape
+
+    def box_sum(planes):
+        return cv2.boxFilter(planes, cv2.CV_32F, size, normalize=False,
+                             borderType=cv2.BORDER_CONSTANT).reshape(h, w, -1)
+
+    sums = np.concatenate([box_sum(proba[:, :, c:c + _CV_MAX_CHANNELS])
+                           for c in range(0, n_classes, _CV_MAX_CHANNELS)], axis=2)
+    weight = np.ones((h, w), np.float32) if mask is None else (mask > 0).astype(np.float32)
+    count = box_sum(weight)
+    out = sums / np.maximum(count, 1)
+    if mask is not None:
+        out[mask == 0] = 0
+    return out
+
+
+def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
+                    ) -> tuple[np.ndarray, np.ndarray]:
     family = jungle.family
     channels = family.channels(np.asarray(image), window=window)
     depth = isinstance(family, DepthFeatures)
     mask = (channels[:, :, 0] > 0).astype(np.uint8) if depth else None
     proba = jungle.predict_image(family.pack([channels]), 0, mask)
+    if smoothing:
+        proba = smooth_probabilities(proba, smoothing, mask)
     labels = jungle.classes[np.argmax(proba, axis=2)]
     if depth:
         labels = np.where(mask > 0, labels, jungle.params.get("background", 0))
     return labels, proba
 
 
-def _segment_tiled(jungle: Jungle, image, tile: int) -> tuple[np.ndarray, np.ndarray]:
+def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
     if tile < 1:
         raise ValueError(f"tile must be >= 1, got {tile}")
     family = jungle.family
@@ -42,10 +78,14 @@ def _segment_tiled(jungle: Jungle, image, tile: int) -> tuple[np.ndarray, np.nda
     proba = np.empty((h, w, jungle.n_classes), np.float32)
     for r0 in range(0, h, tile):
         for c0 in range(0, w, tile):
-            margin = family.margin(image[r0:r0 + tile, c0:c0 + tile])
+            # probabilities within ``smoothing`` of the tile are averaged into it
+            ring = (slice(max(r0 - smoothing, 0), r0 + tile + smoothing),
+                    slice(max(c0 - smoothing, 0), c0 + tile + smoothing))
+            margin = family.margin(image[ring]) + smoothing
             top, left = max(r0 - margin, 0), max(c0 - margin, 0)
             bottom, right = min(r0 + tile + margin, h), min(c0 + tile + margin, w)
-            lab, pr = _segment_window(jungle, image[top:bottom, left:right], (top, left, h, w))
+            lab, pr = _segment_window(jungle, image[top:bottom, left:right], (top, left, h, w),
+                                      smoothing)
             inner = (slice(r0 - top, r0 - top + min(tile, h - r0)),
                      slice(c0 - left, c0 - left + min(tile, w - c0)))
             labels[r0:r0 + tile, c0:c0 + tile] = lab[inner]

@@ -42,6 +42,11 @@ class JungleSegmenter(JungleBase):
         Label values never trained on: void (255), unlabelled scribble pixels (0)...
     background : int
         Label given to pixels a depth model does not classify.
+    smoothing : int
+        Half-size r of the square box over which segmentation averages each class's
+        probability before choosing labels (0: none); stored with the model. Averaging
+        over neighbours removes isolated wrong pixels and small holes, at the price of
+        rounding corners and erasing structures thinner than about r pixels.
     """
 
     def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
@@ -49,7 +54,7 @@ class JungleSegmenter(JungleBase):
                  criterion="entropy", n_candidate_features=100, n_thresholds=16,
                  lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
                  correct_prior=False, images_per_dag=None, ignore=(255,), background=0,
-                 random_state=None):
+                 smoothing=0, random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -68,6 +73,7 @@ class JungleSegmenter(JungleBase):
         self.images_per_dag = images_per_dag
         self.ignore = ignore
         self.background = background
+        self.smoothing = smoothing
         self.random_state = random_state
 
     def _family(self) -> FeatureFamily:
@@ -97,6 +103,9 @@ class JungleSegmenter(JungleBase):
         _check_positive("n_candidate_features", self.n_candidate_features)
         if self.images_per_dag is not None:
             _check_positive("images_per_dag", self.images_per_dag)
+        if isinstance(self.smoothing, bool) or not isinstance(self.smoothing, (int, np.integer)) \
+                or self.smoothing < 0:
+            raise ValueError(f"smoothing must be an integer >= 0, got {self.smoothing!r}")
         seed = self._seed()
         params = self._checked_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()

@@ -71,7 +71,8 @@ def slice_indices(data_shape: tuple, kind: str, first: tuple = ()) -> list[tuple
 
 
 def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max_width: int,
-              max_depth: int, max_offset: float, seed: int | None = None) -> JungleSegmenter:
+              max_depth: int, max_offset: float, seed: int | None = None,
+              smoothing: int | None = None) -> JungleSegmenter:
     """An unfitted segmenter: the preset with the widget's knobs and features for ``kind``.
 
     A colour preset keeps its kinds and box sizes for grey, RGB and multichannel layers;
@@ -98,6 +99,8 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
                  "jungle.max_width": int(max_width), "jungle.max_depth": int(max_depth)}
     if seed is not None:
         overrides["seed"] = int(seed)
+    if smoothing is not None:
+        overrides["jungle.smoothing"] = int(smoothing)
     return preset.with_overrides(overrides).estimator()
 
 
@@ -159,17 +162,19 @@ def check_layer(kind: str, data_shape: tuple, rgb: bool, n_channels: int | None 
                          f"{n_channels} are expected")
 
 
-def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = ()
+def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
+                  smoothing: int | None = None
                   ) -> Iterator[tuple[tuple, np.ndarray, np.ndarray]]:
     """Segment every slice of ``image``, the slice ``first`` before the others.
 
     Yields ``(index, labels, probabilities)`` per slice, so a caller can show the visible
     slice at once and stop between slices. ``image`` may be lazy (dask, zarr): only one
-    slice is read at a time.
+    slice is read at a time. ``smoothing`` overrides the model's (see
+    :func:`jungleseg.segment`).
     """
     kind = model_kind(jungle)
     for index in slice_indices(image.shape, kind, first):  # one slice in memory at a time
-        labels, proba = segment(jungle, np.asarray(image[index]))
+        labels, proba = segment(jungle, np.asarray(image[index]), smoothing=smoothing)
         yield index, labels, proba
 
 

@@ -78,6 +78,9 @@ class JungleWidget(Container):
         self.width_m = SpinBox(label="width M", min=2, max=65536)
         self.max_depth = SpinBox(label="depth", min=1, max=64)
         self.max_offset = FloatSpinBox(label="offset range", min=0.01, max=1000, step=1)
+        self.smoothing = SpinBox(label="smoothing (px)", min=0, max=200,
+                                 tooltip="half-size of the box over which class probabilities "
+                                         "are averaged before labelling (0: none)")
         self.display = ComboBox(label="show", choices=("uncertainty", "probabilities", "labels only"))
         self.live = CheckBox(text="live update while painting")
         self.train_button = PushButton(text="Train and segment")
@@ -89,7 +92,8 @@ class JungleWidget(Container):
         self.target = ComboBox(label="apply to", choices=self._layers_of(Image), nullable=True)
         self.apply_button = PushButton(text="Apply model to every slice")
         self.extend([self.image, self.kind, self.scribbles, self.preset, self.n_estimators,
-                     self.width_m, self.max_depth, self.max_offset, self.display, self.live,
+                     self.width_m, self.max_depth, self.max_offset, self.smoothing,
+                     self.display, self.live,
                      self.train_button, self.cancel_button, self.progress, self.status,
                      self.save_button, self.load_button, self.target, self.apply_button])
 
@@ -134,6 +138,7 @@ class JungleWidget(Container):
         self.n_estimators.value = jungle.get("n_estimators", 3)
         self.width_m.value = jungle.get("max_width") or 256
         self.max_depth.value = jungle.get("max_depth") or 20
+        self.smoothing.value = jungle.get("smoothing", 0)
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
         if self.kind.value == "depth":
@@ -184,7 +189,8 @@ class JungleWidget(Container):
         n_channels = image_layer.data.shape[-1] if kind == "channels" else 1
         return session.estimator(session.load_preset(self.preset.value), kind, n_channels,
                                  self.n_estimators.value, self.width_m.value,
-                                 self.max_depth.value, self.max_offset.value)
+                                 self.max_depth.value, self.max_offset.value,
+                                 smoothing=self.smoothing.value)
 
     def train(self, *_, visible_only: bool = False):
         """Train on the painted slices in a worker thread, then segment the visible slice
@@ -223,7 +229,8 @@ class JungleWidget(Container):
         stops between slices when cancelled."""
         start = time.perf_counter()
         n = 0
-        for index, labels, proba in session.segment_stack(jungle, data, first):
+        for index, labels, proba in session.segment_stack(jungle, data, first,
+                                                          self.smoothing.value):
             if self._cancel.is_set():
                 yield ("cancelled",)
                 return
@@ -379,6 +386,7 @@ class JungleWidget(Container):
     def load(self, path) -> None:
         """Read and validate a model file; it becomes the model applied to layers."""
         self.jungle = load_model(path)
+        self.smoothing.value = self.jungle.params.get("smoothing", 0)
         self.status.value = (f"loaded {path}: {len(self.jungle.dags)} DAGs, "
                              f"{self.jungle.node_count} nodes, reads {session.model_kind(self.jungle)}"
                              " images")

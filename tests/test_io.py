@@ -90,6 +90,10 @@ CORRUPTIONS = {
         f, "dags/0/level_start", f["dags/0/level_start"][()][::-1].copy()),
     "classes not integers": lambda f: _replace(f, "classes", np.array([0.5, 1.5])),
     "class count mismatch": lambda f: _replace(f, "classes", np.arange(3)),
+    "smoothing not a whole number": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "smoothing": -3})),
+    "background not a label": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "background": "sky"})),
 }
 
 

@@ -190,13 +190,16 @@ def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
     image, truth = stripes_and_checks()
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.smoothing.value = 2
     widget.train()
     widget.wait()
     path = tmp_path / "scribbles.h5"
     widget.save(path)
     trained = widget.jungle
-    widget.jungle = None
+    assert trained.params["smoothing"] == 2
+    widget.jungle, widget.smoothing.value = None, 0
     widget.load(path)
+    assert widget.smoothing.value == 2  # the knob shows the loaded model's smoothing
     assert widget.jungle.metadata["class_colours"]["1"] == [
         int(round(255 * x)) for x in scribbles.get_color(1)[:3]]
     stack = np.stack([stripes_and_checks(seed=s)[0] for s in range(3)])
@@ -208,6 +211,12 @@ def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
     for z in range(3):
         np.testing.assert_array_equal(seg[z], segment(trained, stack[z])[0])
     assert evaluate([truth] * 3, list(seg), trained.classes).pixel_accuracy > 0.8
+    unsmoothed = segment(trained, stack[1], smoothing=0)[0]
+    assert not np.array_equal(unsmoothed, seg[1])
+    widget.smoothing.value = 0  # the knob applies to loaded models too
+    widget.apply(target)
+    widget.wait()
+    np.testing.assert_array_equal(viewer.layers["stack segmentation"].data[1], unsmoothed)
     rgb_stack = viewer.add_image(np.zeros((2, 8, 8, 3), np.uint8), name="rgb", rgb=True)
     widget.apply(rgb_stack)  # a grey model cannot read RGB slices
     widget.wait()

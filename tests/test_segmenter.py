@@ -111,11 +111,58 @@ def test_tiled_segmentation_equals_whole_image(make):
                           n_candidate_features=10, samples_per_image=200,
                           random_state=0).fit(images[:-1], labels[:-1])
     from jungleseg import segment
-    whole = segment(seg.jungle_, images[-1])
-    for tile in (16, 33):
-        tiled = segment(seg.jungle_, images[-1], tile=tile)
-        np.testing.assert_array_equal(tiled[0], whole[0])
-        np.testing.assert_array_equal(tiled[1], whole[1])
+    for smoothing in (0, 3):
+        whole = segment(seg.jungle_, images[-1], smoothing=smoothing)
+        for tile in (16, 33):
+            tiled = segment(seg.jungle_, images[-1], tile=tile, smoothing=smoothing)
+            np.testing.assert_array_equal(tiled[0], whole[0])
+            np.testing.assert_allclose(tiled[1], whole[1], rtol=0, atol=1e-6 * smoothing)
+
+
+def test_smoothing_averages_probabilities_over_the_box_inside_image_and_mask():
+    from jungleseg.segment import smooth_probabilities
+
+    rng = np.random.default_rng(3)
+    proba = rng.random((9, 11, 3)).astype(np.float32)
+    mask = (rng.random((9, 11)) > 0.3).astype(np.uint8)
+    proba[mask == 0] = 0
+    for m in (None, mask):
+        got = smooth_probabilities(proba, 2, m)
+        for r in range(9):
+            for c in range(11):  # every pixel: boxes clipped at the borders
+                box = (slice(max(r - 2, 0), r + 3), slice(max(c - 2, 0), c + 3))
+                weight = np.ones((9, 11)) if m is None else m.astype(float)
+                if weight[r, c] == 0:
+                    assert np.all(got[r, c] == 0)
+                    continue
+                expected = (proba[box] * weight[box][:, :, None]).sum(axis=(0, 1)) \
+                    / weight[box].sum()
+                np.testing.assert_allclose(got[r, c], expected, rtol=1e-5)
+
+
+def test_smoothing_is_kept_with_the_model_and_removes_isolated_errors(tmp_path):
+    from jungleseg import load_model, save_model, segment
+
+    rng = np.random.default_rng(4)
+    data = [textured(rng, (64, 64)) for _ in range(4)]
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, random_state=0)
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,))
+    plain = JungleSegmenter(family, **kwargs).fit([d[0] for d in data[:3]],
+                                                  [d[1] for d in data[:3]])
+    smooth = JungleSegmenter(family, smoothing=4, **kwargs).fit([d[0] for d in data[:3]],
+                                                               [d[1] for d in data[:3]])
+    image, truth = data[3]
+    errors = [np.mean(model.predict(image) != truth) for model in (plain, smooth)]
+    assert errors[1] < errors[0]  # the same DAGs; only the averaging differs
+    save_model(smooth.jungle_, tmp_path / "m.h5")
+    loaded = load_model(tmp_path / "m.h5")
+    np.testing.assert_array_equal(segment(loaded, image)[0], smooth.predict(image))
+    np.testing.assert_array_equal(segment(loaded, image, smoothing=0)[0], plain.predict(image))
+    with pytest.raises(ValueError, match="smoothing"):
+        segment(loaded, image, smoothing=-1)
+    with pytest.raises(ValueError, match="smoothing"):
+        JungleSegmenter(family, smoothing=1.5, **kwargs).fit([image], [truth])
 
 
 @pytest.mark.parametrize("param, value", [("n_candidate_features", "many"),
