@@ -32,9 +32,10 @@ from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E40
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 
 
-def ours(width, seed, overrides):
-    """configs/stanford.yaml with the given width cap (None: a forest), seed and overrides."""
-    overrides = {**overrides, "jungle.max_width": width, "seed": seed}
+def ours(forest, seed, overrides):
+    """configs/stanford.yaml with the overrides and seed: its jungle, or (``forest``) the
+    same without the width cap, a standard forest."""
+    overrides = {**overrides, "seed": seed, **({"jungle.max_width": None} if forest else {})}
     return load_config(CONFIG).with_overrides(overrides).estimator()
 
 
@@ -93,9 +94,11 @@ def main() -> None:
     classes = np.arange(8)
     splits = kfold_splits(list(by_id), k=5, seed=0)
     overrides = parse_overrides(args.set)
-    runners = {"jungle (3 DAGs, M=256)": lambda tr, te, f: run_ours(ours(256, f, overrides), tr, te)}
+    width = load_config(CONFIG).with_overrides(overrides).jungle_params["max_width"]
+    runners = {f"jungle (3 DAGs, M={width})":
+               lambda tr, te, f: run_ours(ours(False, f, overrides), tr, te)}
     if not args.skip_forest:
-        runners["forest (3 trees)"] = lambda tr, te, f: run_ours(ours(None, f, overrides), tr, te)
+        runners["forest (3 trees)"] = lambda tr, te, f: run_ours(ours(True, f, overrides), tr, te)
     if not args.skip_peer:
         runners[f"peer: skimage features + RF({args.peer_trees})"] = (
             lambda tr, te, f: run_peer(tr, te, args.peer_trees, args.peer_pixels, f))

@@ -408,7 +408,8 @@ class ColourFeatures(FeatureFamily):
     def margin(self, tile=None) -> int:
         derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
-        return (self.max_offset + self.max_box + max(self.box_filters, default=0)
+        box = self.max_box if self.needs_integral else 0
+        return (self.max_offset + box + max(self.box_filters, default=0)
                 + (smoothing if self.input == "grey" else 0))
 
     def _convert(self, image: np.ndarray) -> np.ndarray:

@@ -51,8 +51,8 @@ def test_shipped_config_loads_and_builds(name):
 def test_config_values_reach_the_estimator():
     seg = load_config(CONFIGS / "stanford.yaml").estimator()
     assert seg.features == ColourFeatures(
-        max_offset=80, kinds=("value", "difference", "absdiff", "box_value", "box_difference"),
-        max_box=12, input="rgb", position=True)
+        max_offset=80, kinds=("value", "difference", "absdiff"), box_filters=(1, 3, 7, 15),
+        input="rgb", position=True)
     params = seg.get_params(deep=False)
     expected = dict(n_estimators=3, max_width=256, schedule="doubling", max_depth=26,
                     n_candidate_features=100, n_thresholds=16, min_samples_leaf=5,
