@@ -2,7 +2,8 @@
 against scikit-image's trainable segmentation, in one run (warm JIT, median of repeats).
 
 Ours: the napari widget's default (configs/napari.yaml for a grey layer, 3 DAGs), fit on
-the painted pixels, then :func:`jungleseg.segment` of the whole image. The peer: scikit-
+the painted pixels, then the whole image segmented from the channels computed for training,
+as the widget does (``session.train`` + ``session.segment_stack``). The peer: scikit-
 image's documented example (``multiscale_basic_features`` sigma 1-16, ``fit_segmenter`` +
 ``predict_segmenter`` with a random forest of 50 trees, depth 10, ``max_samples=0.05``),
 features included. Each runs once per seed (the jungle's seed, the forest's random_state);
@@ -26,7 +27,7 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from jungleseg import evaluate, segment  # noqa: E402
+from jungleseg import evaluate  # noqa: E402
 from jungleseg.datasets.microscopy import render_cells  # noqa: E402
 from jungleseg.datasets.scribbles import paint_scribbles  # noqa: E402
 from napari_plugin import _session as session  # noqa: E402
@@ -50,9 +51,11 @@ def coins() -> tuple[np.ndarray, np.ndarray]:
 
 
 def ours(image, scribbles, seed):
+    """What the widget does: train on the painted slice, segment it from the same channels."""
     model = session.estimator(session.load_preset("napari"), "grey", 1, 3, 64, 12, 16, seed)
-    model.fit([image], [scribbles])
-    return segment(model.jungle_, image)[0], model.node_count_
+    prepared = session.train(model, image, scribbles, "grey")
+    (_, labels, _), = session.segment_stack(model.jungle_, image, prepared=prepared)
+    return labels, model.node_count_
 
 
 def peer(image, scribbles, seed):

@@ -118,6 +118,7 @@ class FeatureFamily:
     name = "base"
     n_params = 0
     kinds: tuple = ()  # feature kind codes its nodes may store
+    n_channels = 1  # channels of the store it prepares
     needs_integral = False  # whether features read integral images
 
     def channels(self, image, window=None) -> np.ndarray:
@@ -168,7 +169,7 @@ class TabularFeatures(FeatureFamily):
     def __init__(self, n_columns: int):
         if n_columns < 1:
             raise ValueError(f"n_columns must be >= 1, got {n_columns}")
-        self.n_columns = int(n_columns)
+        self.n_columns = self.n_channels = int(n_columns)
 
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_TABULAR, self.n_columns], np.float64)

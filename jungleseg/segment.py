@@ -4,7 +4,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from .features import DepthFeatures
+from .features import DepthFeatures, ImageStore
 from .model import Jungle
 
 _CV_MAX_CHANNELS = 512  # OpenCV filters at most this many channels at once
@@ -22,14 +22,19 @@ def segment(jungle: Jungle, image, tile: int | None = None,
     ``smoothing`` (default: the model's own, see :class:`~jungleseg.JungleSegmenter`) is
     the half-size of the box over which probabilities are averaged before labelling.
     """
+    smoothing = _checked_smoothing(jungle, smoothing)
+    if tile is not None:
+        return _segment_tiled(jungle, image, int(tile), smoothing)
+    return _segment_window(jungle, image, None, smoothing)
+
+
+def _checked_smoothing(jungle: Jungle, smoothing) -> int:
     if smoothing is None:
         smoothing = jungle.params.get("smoothing", 0)
     if isinstance(smoothing, bool) or not isinstance(smoothing, (int, np.integer)) \
             or smoothing < 0:
         raise ValueError(f"smoothing must be an integer >= 0, got {smoothing!r}")
-    if tile is not None:
-        return _segment_tiled(jungle, image, int(tile), int(smoothing))
-    return _segment_window(jungle, image, None, int(smoothing))
+    return int(smoothing)
 
 
 def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
@@ -53,13 +58,31 @@ def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
     return out
 
 
+def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
+                     smoothing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`segment` of image ``image`` of a store the jungle's features prepared
+    (``jungle.family.prepare(images)``), e.g. the one it was trained on."""
+    if store.n_channels != jungle.family.n_channels:
+        raise ValueError(f"the store has {store.n_channels} channels; the model reads "
+                         f"{jungle.family.n_channels}")
+    return _labelled(jungle, store, image, _checked_smoothing(jungle, smoothing))
+
+
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
                     ) -> tuple[np.ndarray, np.ndarray]:
     family = jungle.family
-    channels = family.channels(np.asarray(image), window=window)
-    depth = isinstance(family, DepthFeatures)
-    mask = (channels[:, :, 0] > 0).astype(np.uint8) if depth else None
-    proba = jungle.predict_image(family.pack([channels]), 0, mask)
+    return _labelled(jungle, family.pack([family.channels(np.asarray(image), window=window)]),
+                     0, smoothing)
+
+
+def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int
+              ) -> tuple[np.ndarray, np.ndarray]:
+    depth = isinstance(jungle.family, DepthFeatures)
+    mask = None
+    if depth:  # foreground: depth (channel 0) > 0
+        h, w, start = int(store.height[image]), int(store.width[image]), store.offset[image]
+        mask = (store.pixels[start:start + h * w].reshape(h, w) > 0).astype(np.uint8)
+    proba = jungle.predict_image(store, image, mask)
     if smoothing:
         proba = smooth_probabilities(proba, smoothing, mask)
     labels = jungle.classes[np.argmax(proba, axis=2)]

@@ -79,10 +79,13 @@ class JungleSegmenter(JungleBase):
     def _family(self) -> FeatureFamily:
         return self.features if self.features is not None else ColourFeatures()
 
-    def fit(self, images, labels, progress=None) -> "JungleSegmenter":
+    def fit(self, images, labels, progress=None, store=None) -> "JungleSegmenter":
         """Train on images and their label images (same sizes).
 
         ``progress(level, n_nodes)`` is called after each level; raising from it cancels.
+        ``store``, if given, is ``features.prepare(images)`` computed by the caller, who
+        can then segment those images from it (:func:`jungleseg.segment.segment_prepared`)
+        without computing their channels twice.
         """
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
@@ -109,7 +112,12 @@ class JungleSegmenter(JungleBase):
         seed = self._seed()
         params = self._checked_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
-        store = family.prepare(images)
+        if store is None:
+            store = family.prepare(images)
+        elif (store.n_images != len(images) or store.n_channels != family.n_channels
+              or any((int(h), int(w)) != np.shape(im)[:2]
+                     for h, w, im in zip(store.height, store.width, images))):
+            raise ValueError("store does not hold these images prepared by these features")
         samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
         prepare_seconds = time.perf_counter() - start

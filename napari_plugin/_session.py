@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from jungleseg import JungleSegmenter, segment
+from jungleseg.segment import segment_prepared
 from jungleseg.config import Config, load_config
-from jungleseg.features import ColourFeatures, DepthFeatures
+from jungleseg.features import ColourFeatures, DepthFeatures, ImageStore
 from jungleseg.model import Jungle
 
 #: Image types the widget offers; each says how a layer's array is read.
@@ -130,13 +131,19 @@ def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> lis
 
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
-          progress=None) -> JungleSegmenter:
+          progress=None) -> dict[tuple, tuple[ImageStore, int]]:
     """Fit ``model`` on every painted slice (only those are read from ``image``);
-    ``progress(level, n_nodes)`` as in ``fit``."""
+    ``progress(level, n_nodes)`` as in ``fit``.
+
+    Returns the painted slices' channels as ``{slice index: (store, position)}``, for
+    :func:`segment_stack` to segment those slices without computing them again.
+    """
     scribbles = np.asarray(scribbles)
     indices = painted_indices(image.shape, scribbles, kind)
-    return model.fit([np.asarray(image[i]) for i in indices], [scribbles[i] for i in indices],
-                     progress=progress)
+    slices = [np.asarray(image[i]) for i in indices]
+    store = model.features.prepare(slices)  # the estimator() of a preset names its features
+    model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)
+    return {index: (store, k) for k, index in enumerate(indices)}
 
 
 def model_kind(jungle: Jungle) -> str:
@@ -163,18 +170,22 @@ def check_layer(kind: str, data_shape: tuple, rgb: bool, n_channels: int | None 
 
 
 def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
-                  smoothing: int | None = None
+                  smoothing: int | None = None, prepared: dict | None = None
                   ) -> Iterator[tuple[tuple, np.ndarray, np.ndarray]]:
     """Segment every slice of ``image``, the slice ``first`` before the others.
 
     Yields ``(index, labels, probabilities)`` per slice, so a caller can show the visible
     slice at once and stop between slices. ``image`` may be lazy (dask, zarr): only one
     slice is read at a time. ``smoothing`` overrides the model's (see
-    :func:`jungleseg.segment`).
+    :func:`jungleseg.segment`). Slices in ``prepared`` (from :func:`train`) are segmented
+    from their stored channels.
     """
     kind = model_kind(jungle)
     for index in slice_indices(image.shape, kind, first):  # one slice in memory at a time
-        labels, proba = segment(jungle, np.asarray(image[index]), smoothing=smoothing)
+        if prepared and index in prepared:
+            labels, proba = segment_prepared(jungle, *prepared[index], smoothing=smoothing)
+        else:
+            labels, proba = segment(jungle, np.asarray(image[index]), smoothing=smoothing)
         yield index, labels, proba
 
 

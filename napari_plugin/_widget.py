@@ -215,22 +215,24 @@ class JungleWidget(Container):
         def job():
             start = time.perf_counter()
             try:
-                session.train(model, data, painted, kind, progress=self._progress_callback)
+                prepared = session.train(model, data, painted, kind,
+                                         progress=self._progress_callback)
             except Cancelled:
                 yield ("cancelled",)
                 return
             yield "trained", model, time.perf_counter() - start
-            yield from self._segment_job(model.jungle_, data, first, visible_only)
+            yield from self._segment_job(model.jungle_, data, first, visible_only, prepared)
 
         self._run(job, total, image_layer, scribble_layer, count_slices=False)
 
-    def _segment_job(self, jungle, data, first, visible_only: bool):
+    def _segment_job(self, jungle, data, first, visible_only: bool, prepared=None):
         """Worker generator: the visible slice, then (unless ``visible_only``) the rest;
-        stops between slices when cancelled."""
+        stops between slices when cancelled. Painted slices reuse their training channels
+        (``prepared``)."""
         start = time.perf_counter()
         n = 0
         for index, labels, proba in session.segment_stack(jungle, data, first,
-                                                          self.smoothing.value):
+                                                          self.smoothing.value, prepared):
             if self._cancel.is_set():
                 yield ("cancelled",)
                 return

@@ -78,12 +78,15 @@ def test_lazy_stacks_are_read_a_slice_at_a_time():
     paint = np.zeros(stack.shape, np.uint8)
     paint[0] = strokes(truth)
     model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 32, 6, 8)
-    session.train(model, lazy, paint, "grey")
-    results = {index: labels for index, labels, _ in
-               session.segment_stack(model.jungle_, lazy, first=(1,))}
+    prepared = session.train(model, lazy, paint, "grey")
+    assert list(prepared) == [(0,)]  # the painted slice's channels, kept for segmentation
+    results = {index: (labels, proba) for index, labels, proba in
+               session.segment_stack(model.jungle_, lazy, first=(1,), prepared=prepared)}
     assert list(results) == [(1,), (0,), (2,)]
-    for z in range(3):
-        np.testing.assert_array_equal(results[(z,)], segment(model.jungle_, stack[z])[0])
+    for z in range(3):  # reused channels or not, the same segmentation
+        labels, proba = segment(model.jungle_, stack[z])
+        np.testing.assert_array_equal(results[(z,)][0], labels)
+        np.testing.assert_array_equal(results[(z,)][1], proba)
     assert session.guess_kind(da.zeros((3, 8, 8), dtype=np.uint16), rgb=False) == "depth"
 
 

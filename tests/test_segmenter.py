@@ -190,3 +190,27 @@ def test_prior_correction_restores_class_frequencies():
     assert fixed.predict_proba(images[0])[:, :, 1].mean() < 0.2
     for dag in fixed.jungle_.dags:
         np.testing.assert_allclose(dag.leaf_value.sum(axis=1), 1, atol=1e-5)
+
+
+def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
+    from jungleseg import segment
+    from jungleseg.segment import segment_prepared
+
+    rng = np.random.default_rng(7)
+    data = [textured(rng, (40, 48)) for _ in range(2)]
+    images, labels = [d[0] for d in data], [d[1] for d in data]
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,), box_filters=(2,))
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, smoothing=1, random_state=0)
+    store = family.prepare(images)
+    from_store = JungleSegmenter(family, **kwargs).fit(images, labels, store=store)
+    plain = JungleSegmenter(family, **kwargs).fit(images, labels)
+    for k in range(2):
+        got = segment_prepared(from_store.jungle_, store, k)
+        expected = segment(plain.jungle_, images[k])
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    with pytest.raises(ValueError, match="store does not hold"):
+        JungleSegmenter(family, **kwargs).fit(images[:1], labels[:1], store=store)
+    with pytest.raises(ValueError, match="channels"):
+        segment_prepared(from_store.jungle_, ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
