@@ -55,7 +55,7 @@ def test_config_values_reach_the_estimator():
         input="rgb", position=True)
     params = seg.get_params(deep=False)
     expected = dict(n_estimators=3, max_width=256, schedule="doubling", max_depth=26,
-                    n_candidate_features=100, n_thresholds=16, min_samples_leaf=5,
+                    n_candidate_features=100, n_thresholds=16, min_samples_leaf=5, smoothing=6,
                     sampling="random", samples_per_image=1000, ignore=(255,))
     assert {key: params[key] for key in expected} == expected
     kinect = load_config(CONFIGS / "kinect.yaml").estimator()
