@@ -65,6 +65,8 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     if store.n_channels != jungle.family.n_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
                          f"{jungle.family.n_channels}")
+    if not 0 <= image < store.n_images:
+        raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
     return _labelled(jungle, store, image, _checked_smoothing(jungle, smoothing))
 
 

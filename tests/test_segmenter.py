@@ -212,5 +212,7 @@ def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
         np.testing.assert_array_equal(got[1], expected[1])
     with pytest.raises(ValueError, match="store does not hold"):
         JungleSegmenter(family, **kwargs).fit(images[:1], labels[:1], store=store)
+    with pytest.raises(ValueError, match="not in the store"):
+        segment_prepared(from_store.jungle_, store, 2)
     with pytest.raises(ValueError, match="channels"):
         segment_prepared(from_store.jungle_, ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
