@@ -397,7 +397,7 @@ class ColourFeatures(FeatureFamily):
         planes[:n] = np.moveaxis(converted, 2, 0)
         for i, half in enumerate(self.box_filters, start=1):
             for ch in range(n):
-                box_mean_plane(planes[ch], half, out=planes[i * n + ch])
+                box_mean(planes[ch], half, out=planes[i * n + ch])
         if self.position:
             row0, col0, full_h, full_w = window or (0, 0, h, w)
             planes[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
@@ -441,15 +441,30 @@ class ColourFeatures(FeatureFamily):
         return image.astype(np.float32)
 
 
-def box_mean_plane(plane: np.ndarray, half: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Mean of an (H, W) float32 plane over the ``(2 half + 1)`` square box around every
-    pixel, over the pixels of the box inside the image (as the box kinds clip boxes)."""
-    h, w = plane.shape
+def box_mean(values: np.ndarray, half: int, mask: np.ndarray | None = None,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """Mean of (H, W) or (H, W, C) float32 ``values`` over the ``(2 half + 1)`` square box
+    around every pixel, over the pixels of the box inside the image (as the box kinds clip
+    boxes) and, where ``mask`` is given, inside the mask (at least one pixel counted).
+
+    Used for box-mean channels and for smoothing class probabilities. OpenCV filters at
+    most 512 channels (``CV_CN_MAX``) at once.
+    """
+    h, w = values.shape[:2]
     size = (2 * half + 1, 2 * half + 1)
-    out = cv2.boxFilter(plane, cv2.CV_32F, size, dst=out, normalize=False,
-                        borderType=cv2.BORDER_CONSTANT)
-    out /= _inside(h, half)[:, None]
-    out /= _inside(w, half)[None, :]
+    out = cv2.boxFilter(values, cv2.CV_32F, size, dst=out, normalize=False,
+                        borderType=cv2.BORDER_CONSTANT).reshape(values.shape)
+    if mask is None:  # in-image counts are separable
+        count_rows, count_cols = _inside(h, half)[:, None], _inside(w, half)[None, :]
+        if out.ndim == 3:
+            count_rows, count_cols = count_rows[:, :, None], count_cols[:, :, None]
+        out /= count_rows
+        out /= count_cols
+        return out
+    count = cv2.boxFilter((mask > 0).astype(np.float32), cv2.CV_32F, size, normalize=False,
+                          borderType=cv2.BORDER_CONSTANT)
+    count = np.maximum(count, 1)
+    out /= count if out.ndim == 2 else count[:, :, None]
     return out
 
 

@@ -1,13 +1,10 @@
 """Segment whole images with a trained (or loaded) jungle."""
 from __future__ import annotations
 
-import cv2
 import numpy as np
 
-from .features import DepthFeatures, ImageStore
+from .features import DepthFeatures, ImageStore, box_mean
 from .model import Jungle
-
-_CV_MAX_CHANNELS = 512  # OpenCV filters at most this many channels at once
 
 
 def segment(jungle: Jungle, image, tile: int | None = None,
@@ -41,18 +38,7 @@ def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
     """Each class's probability averaged over the ``(2 half + 1)`` square box around every
     pixel, over the box's pixels that are inside the image (and inside ``mask``, where
     given; pixels outside it stay zero)."""
-    size = (2 * half + 1, 2 * half + 1)
-    h, w, n_classes = proba.shape
-
-    def box_sum(planes):
-        return cv2.boxFilter(planes, cv2.CV_32F, size, normalize=False,
-                             borderType=cv2.BORDER_CONSTANT).reshape(h, w, -1)
-
-    sums = np.concatenate([box_sum(proba[:, :, c:c + _CV_MAX_CHANNELS])
-                           for c in range(0, n_classes, _CV_MAX_CHANNELS)], axis=2)
-    weight = np.ones((h, w), np.float32) if mask is None else (mask > 0).astype(np.float32)
-    count = box_sum(weight)
-    out = sums / np.maximum(count, 1)
+    out = box_mean(np.ascontiguousarray(proba, np.float32), half, mask)
     if mask is not None:
         out[mask == 0] = 0
     return out
