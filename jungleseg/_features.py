@@ -2,8 +2,8 @@
 
 A feature is a ``kind`` code plus a float32 parameter row. Data live in a packed store
 (see :class:`jungleseg.features.ImageStore`) passed to kernels as the tuple
-``(pixels, offset, height, width, n_channels, integral, integral_offset)``; a sample is
-(image, row, column). Tabular data are one image of ``n_rows x 1`` pixels whose
+``(pixels, origin, height, width, row_stride, plane_size, integral, integral_offset)``; a
+sample is (image, row, column). Tabular data are one image of ``n_rows x 1`` pixels whose
 channels are the columns.
 
 Kinds and their parameter rows:
@@ -60,9 +60,9 @@ DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the bo
 
 @njit(cache=True, inline="always")
 def pixel_value(store, image, row, col, channel):
-    pixels, offset, height, width, _, _, _ = store
-    plane = height[image] * width[image]
-    return pixels[offset[image] + channel * plane + row * width[image] + col]
+    pixels, origin, _, _, stride, plane, _, _ = store
+    index = origin[image] + channel * plane[image] + row * stride[image] + col
+    return pixels[np.uint64(index)]  # unsigned: Numba skips its negative-index wraparound
 
 
 @njit(cache=True, inline="always")
@@ -87,7 +87,7 @@ def _box_mean(store, image, row, col, channel, half_r, half_c):
     Integral images are (H + 1) x (W + 1) planes per channel:
     ``I[r, c] = sum of the channel over rows < r and columns < c``.
     """
-    _, _, height, width, _, integral, integral_offset = store
+    _, _, height, width, _, _, integral, integral_offset = store
     h = height[image]
     w = width[image]
     row = min(max(row, 0), h - 1)
@@ -98,8 +98,10 @@ def _box_mean(store, image, row, col, channel, half_r, half_c):
     c1 = min(col + half_c, w - 1) + 1
     stride = w + 1
     base = integral_offset[image] + channel * (h + 1) * stride
-    total = (integral[base + r1 * stride + c1] - integral[base + r0 * stride + c1]
-             - integral[base + r1 * stride + c0] + integral[base + r0 * stride + c0])
+    total = (integral[np.uint64(base + r1 * stride + c1)]
+             - integral[np.uint64(base + r0 * stride + c1)]
+             - integral[np.uint64(base + r1 * stride + c0)]
+             + integral[np.uint64(base + r0 * stride + c0)])
     return np.float32(total / ((r1 - r0) * (c1 - c0)))
 
 
@@ -109,8 +111,21 @@ def _round(x):
 
 
 @njit(cache=True, inline="always")
+def _combine(base, a, b):
+    """Response of a point or box kind (``base``: its point kind) from its probes' values."""
+    if base == KIND_DIFF:
+        return a - b
+    if base == KIND_SUM:
+        return a + b
+    if base == KIND_ABSDIFF:
+        return abs(a - b)
+    return a
+
+
+@njit(cache=True, inline="always")
 def response(kind, params, store, image, row, col):
-    """Feature response of one sample; the only place a feature reads data."""
+    """Feature response of one sample; with :func:`point_response`, the only places a
+    feature reads data."""
     if kind == KIND_TABULAR:
         return pixel_value(store, image, row, col, int(params[0]))
     if kind == KIND_DEPTH:
@@ -124,25 +139,47 @@ def response(kind, params, store, image, row, col):
     c1 = col + int(params[1])
     r2 = row + int(params[2])
     c2 = col + int(params[3])
-    base = kind
     if kind >= KIND_BOX_VALUE:
-        base = kind - _BOX_SHIFT
         half_r = int(params[6])
         half_c = int(params[7])
         a = _box_mean(store, image, r1, c1, int(params[4]), half_r, half_c)
-        if base == KIND_VALUE:
+        if kind == KIND_BOX_VALUE:
             return a
         b = _box_mean(store, image, r2, c2, int(params[5]), half_r, half_c)
-    else:
-        a = _clamped_value(store, image, r1, c1, int(params[4]))
-        if base == KIND_VALUE:
-            return a
-        b = _clamped_value(store, image, r2, c2, int(params[5]))
-    if base == KIND_DIFF:
-        return a - b
-    if base == KIND_SUM:
-        return a + b
-    return abs(a - b)
+        return _combine(kind - _BOX_SHIFT, a, b)
+    a = _clamped_value(store, image, r1, c1, int(params[4]))
+    if kind == KIND_VALUE:
+        return a
+    b = _clamped_value(store, image, r2, c2, int(params[5]))
+    return _combine(kind, a, b)
+
+
+@njit(cache=True)
+def point_probe_steps(kind, params, store, image):
+    """For each node of a point kind, how far its two probes lie from the pixel in the
+    flat ``pixels`` of ``image``: ``(first, second)`` uint64 arrays (0 for other nodes;
+    a step back wraps around, so that ``pixel + step`` is still the probe's index).
+
+    Only valid without clamping, i.e. on a store padded at least as far as the probes
+    reach; :func:`point_response` reads them.
+    """
+    _, _, _, _, stride, plane, _, _ = store
+    first = np.zeros(kind.shape[0], np.uint64)
+    second = np.zeros(kind.shape[0], np.uint64)
+    for i in range(kind.shape[0]):
+        if KIND_VALUE <= kind[i] <= KIND_ABSDIFF:
+            first[i] = np.uint64(int(params[i, 4]) * plane[image]
+                                 + int(params[i, 0]) * stride[image] + int(params[i, 1]))
+            second[i] = np.uint64(int(params[i, 5]) * plane[image]
+                                  + int(params[i, 2]) * stride[image] + int(params[i, 3]))
+    return first, second
+
+
+@njit(cache=True, inline="always")
+def point_response(kind, pixels, first, second):
+    """Response of a point kind whose probes are ``pixels[first]`` and ``pixels[second]``
+    (equal to :func:`response` on a padded store; see :func:`point_probe_steps`)."""
+    return _combine(kind, pixels[first], pixels[second])
 
 
 @njit(cache=True)

@@ -19,11 +19,14 @@ from . import _features as kernels
 class ImageStore:
     """Images of different sizes packed in one flat float32 array, one plane per channel.
 
-    ``pixels[offset[i] + ch * height[i] * width[i] + r * width[i] + c]`` is channel ``ch``
-    of pixel (r, c) of image ``i``. ``integral`` holds, when box features need them, the
-    (H + 1) x (W + 1) float64 integral image of every channel, planes in channel order,
-    image ``i`` starting at ``integral_offset[i]``. Planes, not interleaved channels, so
-    that neighbouring pixels probing one channel read neighbouring memory.
+    Image ``i`` takes ``n_channels`` planes of ``(height[i] + 2 pad) x (width[i] + 2 pad)``
+    from ``pixels[offset[i]]`` on: the image with a border of ``pad`` pixels that repeat
+    its edge, so a probe up to ``pad`` pixels outside reads what clamping to the border
+    would (traversal then skips the clamping, see :meth:`Jungle.predict_image`).
+    ``integral`` holds, when box features need them, the (H + 1) x (W + 1) float64
+    integral image of every channel, planes in channel order, image ``i`` starting at
+    ``integral_offset[i]``. Planes, not interleaved channels, so that neighbouring pixels
+    probing one channel read neighbouring memory.
     """
 
     pixels: np.ndarray
@@ -33,46 +36,67 @@ class ImageStore:
     n_channels: int
     integral: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     integral_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    pad: int = 0
 
     def as_tuple(self) -> tuple:
-        """The form Numba kernels take."""
-        return (self.pixels, self.offset, self.height, self.width, np.int64(self.n_channels),
-                self.integral, self.integral_offset)
+        """The form Numba kernels take: ``(pixels, origin, height, width, row_stride,
+        plane_size, integral, integral_offset)``, where channel ``ch`` of pixel (r, c) of
+        image ``i`` is ``pixels[origin[i] + ch * plane_size[i] + r * row_stride[i] + c]``."""
+        stride = self.width.astype(np.int64) + 2 * self.pad
+        plane = (self.height.astype(np.int64) + 2 * self.pad) * stride
+        origin = self.offset + self.pad * stride + self.pad
+        return (self.pixels, origin, self.height, self.width, stride, plane, self.integral,
+                self.integral_offset)
 
     @property
     def n_images(self) -> int:
         return int(self.offset.shape[0])
 
+    def planes(self, image: int) -> np.ndarray:
+        """The (n_channels, H, W) channel planes of one image (a view, border excluded)."""
+        h, w, p = int(self.height[image]), int(self.width[image]), self.pad
+        start = int(self.offset[image])
+        block = self.pixels[start:start + self.n_channels * (h + 2 * p) * (w + 2 * p)]
+        return block.reshape(self.n_channels, h + 2 * p, w + 2 * p)[:, p:p + h, p:p + w]
+
     @classmethod
-    def from_images(cls, images, integral: bool = False) -> "ImageStore":
-        """Pack (H, W) or (H, W, C) arrays with the same channel count."""
+    def from_images(cls, images, integral: bool = False, pad: int = 0) -> "ImageStore":
+        """Pack (H, W) or (H, W, C) arrays with the same channel count, each with a border
+        of ``pad`` pixels repeating its edge."""
         images = [np.asarray(im, dtype=np.float32) for im in images]
         images = [im[:, :, None] if im.ndim == 2 else im for im in images]
         if not images:
             raise ValueError("no images to pack")
+        pad = int(pad)
+        if pad < 0:
+            raise ValueError(f"pad must be >= 0, got {pad}")
         n_channels = images[0].shape[2]
         for i, im in enumerate(images):
             if im.ndim != 3 or im.shape[2] != n_channels:
                 raise ValueError(f"image {i} has shape {im.shape}; expected (H, W, {n_channels})")
-        sizes = np.array([im.size for im in images], np.int64)
+        sizes = np.array([n_channels * (h + 2 * pad) * (w + 2 * pad)
+                          for h, w, _ in (im.shape for im in images)], np.int64)
         offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         planar = np.moveaxis(images[0], 2, 0)
-        if len(images) == 1 and planar.flags.c_contiguous:  # already planes: no copy
+        if len(images) == 1 and pad == 0 and planar.flags.c_contiguous:  # no copy needed
             pixels, planes = planar.reshape(-1), [planar]
         else:
             pixels = np.empty(int(sizes.sum()), np.float32)
             planes = []
-            for im, start in zip(images, offset):
+            for im, start, size in zip(images, offset, sizes):
                 h, w, _ = im.shape
-                plane = pixels[start:start + im.size].reshape(n_channels, h, w)
-                plane[:] = np.moveaxis(im, 2, 0)
-                planes.append(plane)
+                block = pixels[start:start + size].reshape(n_channels, h + 2 * pad, w + 2 * pad)
+                for ch in range(n_channels):
+                    cv2.copyMakeBorder(np.ascontiguousarray(im[:, :, ch]), pad, pad, pad, pad,
+                                       cv2.BORDER_REPLICATE, dst=block[ch])
+                planes.append(block[:, pad:pad + h, pad:pad + w])
         store = dict(
             pixels=pixels,
             offset=offset,
             height=np.array([im.shape[0] for im in images], np.int32),
             width=np.array([im.shape[1] for im in images], np.int32),
             n_channels=int(n_channels),
+            pad=pad,
         )
         if integral:
             sizes = np.array([n_channels * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes],
@@ -131,13 +155,22 @@ class FeatureFamily:
         image's."""
         raise NotImplementedError
 
-    def pack(self, channel_images) -> "ImageStore":
-        """A store of already converted channel images."""
-        return ImageStore.from_images(channel_images, integral=self.needs_integral)
+    def pack(self, channel_images, pad: int = 0) -> "ImageStore":
+        """A store of already converted channel images (with a border of ``pad`` pixels:
+        see :class:`ImageStore`)."""
+        return ImageStore.from_images(channel_images, integral=self.needs_integral, pad=pad)
 
-    def prepare(self, images) -> "ImageStore":
+    def prepare(self, images, pad: int = 0) -> "ImageStore":
         """A store of raw images, converted to channels."""
-        return self.pack([self.channels(im) for im in images])
+        return self.pack([self.channels(im) for im in images], pad=pad)
+
+    @property
+    def point_reach(self) -> int | None:
+        """How far from its pixel a feature may probe, in pixels, when every kind reads
+        single pixels at fixed offsets; None when some kind does not (depth probes scale
+        with depth, box kinds read boxes). A store padded this far is segmented without
+        clamping probes to the image (:meth:`Jungle.predict_image`)."""
+        return None
 
     def spec(self) -> np.ndarray:
         """float64 vector read by the Numba candidate drawer."""
@@ -349,6 +382,10 @@ class ColourFeatures(FeatureFamily):
     @property
     def needs_integral(self) -> bool:
         return any(k.startswith("box_") for k in self.kind_names)
+
+    @property
+    def point_reach(self) -> int | None:
+        return None if self.needs_integral else self.max_offset
 
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_channels, self.max_box,

@@ -79,4 +79,17 @@ class Jungle:
         h, w = int(store.height[image]), int(store.width[image])
         if mask.size and mask.shape != (h, w):
             raise ValueError(f"mask shape {mask.shape} does not match the image ({h}, {w})")
-        return predict_image(*self._packed, store.as_tuple(), image, mask)
+        reach = self.point_reach
+        direct = reach is not None and store.pad >= reach
+        return predict_image(*self._packed, store.as_tuple(), image, mask, direct)
+
+    @cached_property
+    def point_reach(self) -> int | None:
+        """How far the split nodes probe, in pixels, if all read single pixels at fixed
+        offsets within the family's ``point_reach``; else None. Images packed with a
+        border this wide are traversed without clamping probes (same result, faster)."""
+        if self.family.point_reach is None:
+            return None
+        params = self._packed[3][self._packed[5] >= 0]
+        reach = int(np.abs(params[:, :4]).max(initial=0))
+        return reach if reach <= self.family.point_reach else None

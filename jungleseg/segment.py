@@ -59,8 +59,8 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
                     ) -> tuple[np.ndarray, np.ndarray]:
     family = jungle.family
-    return _labelled(jungle, family.pack([family.channels(np.asarray(image), window=window)]),
-                     0, smoothing)
+    channels = family.channels(np.asarray(image), window=window)
+    return _labelled(jungle, family.pack([channels], pad=jungle.point_reach or 0), 0, smoothing)
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int
@@ -68,8 +68,7 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int
     depth = isinstance(jungle.family, DepthFeatures)
     mask = None
     if depth:  # foreground: depth (channel 0) > 0
-        h, w, start = int(store.height[image]), int(store.width[image]), store.offset[image]
-        mask = (store.pixels[start:start + h * w].reshape(h, w) > 0).astype(np.uint8)
+        mask = (store.planes(image)[0] > 0).astype(np.uint8)
     proba = jungle.predict_image(store, image, mask)
     if smoothing:
         proba = smooth_probabilities(proba, smoothing, mask)

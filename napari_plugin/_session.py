@@ -141,7 +141,9 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     scribbles = np.asarray(scribbles)
     indices = painted_indices(image.shape, scribbles, kind)
     slices = [np.asarray(image[i]) for i in indices]
-    store = model.features.prepare(slices)  # the estimator() of a preset names its features
+    features = model.features  # the estimator() of a preset names its features
+    # padded for the unclamped traversal of segment_prepared (JungleSegmenter.predict_image)
+    store = features.prepare(slices, pad=features.point_reach or 0)
     model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)
     return {index: (store, k) for k, index in enumerate(indices)}
 

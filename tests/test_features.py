@@ -231,3 +231,31 @@ def test_store_packs_images_of_different_sizes():
     assert store.n_images == 2
     assert K.pixel_value(store.as_tuple(), 1, 1, 2, 0) == b[1, 2]
     assert store.integral.size == (4 * 5 + 3 * 4)
+
+
+def test_a_padded_store_repeats_each_edge_and_reads_like_the_plain_one():
+    rng = np.random.default_rng(3)
+    images = [rng.random((5, 7, 2)).astype(np.float32), rng.random((4, 3, 2)).astype(np.float32)]
+    plain = ImageStore.from_images(images)
+    padded = ImageStore.from_images(images, integral=True, pad=6)
+    for i, im in enumerate(images):
+        h, w, _ = im.shape
+        np.testing.assert_array_equal(padded.planes(i), np.moveaxis(im, 2, 0))
+        np.testing.assert_array_equal(plain.planes(i), np.moveaxis(im, 2, 0))
+        start = padded.offset[i]
+        block = padded.pixels[start:start + 2 * (h + 12) * (w + 12)].reshape(2, h + 12, w + 12)
+        np.testing.assert_array_equal(block, np.pad(np.moveaxis(im, 2, 0),
+                                                    ((0, 0), (6, 6), (6, 6)), mode="edge"))
+        for r, c, ch in [(0, 0, 0), (h - 1, w - 1, 1), (h // 2, 1, 1)]:
+            assert K.pixel_value(padded.as_tuple(), i, r, c, ch) == im[r, c, ch]
+            assert K.pixel_value(plain.as_tuple(), i, r, c, ch) == im[r, c, ch]
+    np.testing.assert_array_equal(padded.integral, ImageStore.from_images(images, True).integral)
+    with pytest.raises(ValueError, match="pad"):
+        ImageStore.from_images(images, pad=-1)
+
+
+def test_point_reach_is_known_only_for_fixed_single_pixel_probes():
+    assert ColourFeatures(max_offset=9, kinds=("value", "absdiff")).point_reach == 9
+    assert ColourFeatures(max_offset=9, kinds=("value", "box_value")).point_reach is None
+    assert DepthFeatures().point_reach is None
+    assert TabularFeatures(3).point_reach is None
