@@ -47,7 +47,8 @@ def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
 def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
                      smoothing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
-    (``jungle.family.prepare(images)``), e.g. the one it was trained on."""
+    (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
+    ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
     if store.n_channels != jungle.family.n_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
                          f"{jungle.family.n_channels}")
