@@ -57,10 +57,12 @@ def predict_image(node_start, leaf_start, kind, params, threshold, left, right, 
 
     ``direct`` says that every split node is of a point kind and probes no farther than
     the store's border reaches: probes are then read at fixed steps from the pixel,
-    without clamping (1.4x faster, same result).
+    without clamping (same result; 13-16 ms instead of 23-25 ms per 320x240 image of the
+    Stanford model on 2 threads).
 
-    Indices are unsigned where they can be: Numba then skips its negative-index
-    wraparound test on every array read (1.4x faster again).
+    Node and probe indices are unsigned: Numba then skips its negative-index wraparound
+    test on every read (about 1.5x faster on the direct path, 1.15x on the clamped one).
+    Unsigned indices for the leaf sums made no difference.
     """
     pixels, origin, height, width, stride, _, _, _ = store
     h = height[image]
