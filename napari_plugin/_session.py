@@ -192,8 +192,14 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
 
 
 def uncertainty(proba: np.ndarray) -> np.ndarray:
-    """1 - the winning class's probability: 0 where the jungle is sure."""
-    return (1.0 - proba.max(axis=-1)).astype(np.float32)
+    """1 - the winning class's probability: 0 where the jungle is sure.
+
+    A running maximum over the class planes: ``proba.max(axis=-1)`` over a short last
+    axis took 42 ms for 1024x1024x4 on the interface thread, this 3-5 ms."""
+    top = np.array(proba[..., 0], np.float32)
+    for c in range(1, proba.shape[-1]):
+        np.maximum(top, proba[..., c], out=top)
+    return np.subtract(np.float32(1), top, out=top)
 
 
 def load_preset(name: str) -> Config:

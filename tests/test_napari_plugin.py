@@ -59,6 +59,16 @@ def test_visible_slice_comes_first():
     assert session.slice_indices((2, 3, 10, 10), "grey", (1, 2))[0] == (1, 2)
 
 
+def test_uncertainty_is_one_minus_the_winning_probability():
+    proba = np.random.default_rng(0).dirichlet(np.ones(5), size=(7, 9)).astype(np.float32)
+    before = proba.copy()
+    got = session.uncertainty(proba)
+    assert got.dtype == np.float32 and got.shape == (7, 9)
+    np.testing.assert_array_equal(got, np.float32(1) - proba.max(axis=-1))
+    np.testing.assert_array_equal(proba, before)  # the probabilities are left alone
+    np.testing.assert_array_equal(session.uncertainty(proba[..., :1]), 1 - proba[..., 0])
+
+
 def test_estimator_follows_the_image_kind():
     preset = session.load_preset("napari")
     grey = session.estimator(preset, "grey", 1, 2, 32, 6, 9.6)
