@@ -67,7 +67,8 @@ def predict_image(node_start, leaf_start, kind, params, threshold, left, right, 
     pixels, origin, height, width, stride, _, _, _ = store
     h = height[image]
     w = width[image]
-    first, second = point_probe_steps(kind, params, store, image)
+    n_direct = kind.shape[0] if direct else 0  # the clamped path needs no steps
+    first, second = point_probe_steps(kind[:n_direct], params[:n_direct], store, image)
     n_classes = leaf_value.shape[1]
     out = np.zeros((h, w, n_classes), np.float32)
     scale = np.float32(1.0 / (node_start.shape[0] - 1))

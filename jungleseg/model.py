@@ -90,6 +90,6 @@ class Jungle:
         border this wide are traversed without clamping probes (same result, faster)."""
         if self.family.point_reach is None:
             return None
-        params = self._packed[3][self._packed[5] >= 0]
-        reach = int(np.abs(params[:, :4]).max(initial=0))
+        offsets = [np.abs(d.feature_params[d.left >= 0, :4]).max(initial=0) for d in self.dags]
+        reach = int(max(offsets))
         return reach if reach <= self.family.point_reach else None
