@@ -90,6 +90,14 @@ def _positive_real(value: Any) -> float:
     return float(value)
 
 
+def _nullable(check: Check) -> Check:
+    """``check``, or None (null) as it is."""
+    def nullable(value: Any) -> Any:
+        return None if value is None else check(value)
+
+    return nullable
+
+
 def _boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid(f"expected true or false, got {_describe(value)}")
@@ -163,7 +171,7 @@ def _jungle_schema(tabular: bool) -> dict[str, Check]:
         "search": _choice(SEARCHES),
         "min_samples_split": _integer(2),
         "min_samples_leaf": _integer(1),
-        **({} if tabular else {"smoothing": _integer(0)}),
+        **({} if tabular else {"smoothing": _integer(0), "guided_eps": _nullable(_positive_real)}),
     }
 
 

@@ -101,6 +101,22 @@ def _attr_json(f, name: str, path: Path):
 _SEGMENTATION_PARAMS = ("background", "smoothing")
 
 
+def _guided_smoothing_problem(params: dict, metadata: dict) -> str | None:
+    """What is wrong with the edge-aware smoothing settings segmentation reads, if anything."""
+    eps = params.get("guided_eps")
+    if eps is None:
+        return None
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < np.inf:
+        return f"training parameter guided_eps must be null or a number > 0, got {eps!r}"
+    guide = metadata.get("guide")
+    if (not isinstance(guide, list) or len(guide) != 2
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and np.isfinite(v) for v in guide) or not guide[1] > 0):
+        return (f"guided smoothing needs metadata 'guide' = [centre, scale > 0] (finite), "
+                f"got {guide!r}")
+    return None
+
+
 def load_model(path: str | os.PathLike) -> Jungle:
     """Read and fully validate a model file; raise :class:`ModelFileError` naming the
     file and the problem for anything that is not a well-formed model."""
@@ -145,8 +161,11 @@ def load_model(path: str | os.PathLike) -> Jungle:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
             raise ModelFileError(f"{path}: training parameter {key} must be a whole number "
                                  f"from 0 to 65535, got {value!r}")
-    jungle = Jungle(dags, classes, family, params,
-                    metadata if isinstance(metadata, dict) else {})
+    metadata = metadata if isinstance(metadata, dict) else {}
+    problem = _guided_smoothing_problem(params, metadata)
+    if problem:
+        raise ModelFileError(f"{path}: {problem}")
+    jungle = Jungle(dags, classes, family, params, metadata)
     try:
         jungle.validate()
     except ModelError as err:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import time
 
 import numpy as np
@@ -47,6 +48,14 @@ class JungleSegmenter(JungleBase):
         probability before choosing labels (0: none); stored with the model. Averaging
         over neighbours removes isolated wrong pixels and small holes, at the price of
         rounding corners and erasing structures thinner than about r pixels.
+    guided_eps : float or None
+        None averages plainly. A number makes the smoothing edge-aware: a guided filter
+        of radius ``smoothing`` steered by the image's first channel (grey intensity,
+        CIELab lightness, the first of 'channels', depth), with this ridge penalty; the
+        channel is first centred and divided by its standard deviation over the training
+        pixels (stored with the model), so ``guided_eps`` does not depend on the image's
+        value range. Boundaries then follow image edges (see
+        :func:`jungleseg.segment.guided_smoothing`); smaller values follow weaker edges.
     """
 
     def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
@@ -54,7 +63,7 @@ class JungleSegmenter(JungleBase):
                  criterion="entropy", n_candidate_features=100, n_thresholds=16,
                  lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
                  correct_prior=False, images_per_dag=None, ignore=(255,), background=0,
-                 smoothing=0, random_state=None):
+                 smoothing=0, guided_eps=None, random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -74,6 +83,7 @@ class JungleSegmenter(JungleBase):
         self.ignore = ignore
         self.background = background
         self.smoothing = smoothing
+        self.guided_eps = guided_eps
         self.random_state = random_state
 
     def _family(self) -> FeatureFamily:
@@ -109,6 +119,10 @@ class JungleSegmenter(JungleBase):
         if isinstance(self.smoothing, bool) or not isinstance(self.smoothing, (int, np.integer)) \
                 or self.smoothing < 0:
             raise ValueError(f"smoothing must be an integer >= 0, got {self.smoothing!r}")
+        if self.guided_eps is not None and not (
+                isinstance(self.guided_eps, numbers.Real) and not isinstance(self.guided_eps, bool)
+                and 0 < self.guided_eps < np.inf):
+            raise ValueError(f"guided_eps must be None or a number > 0, got {self.guided_eps!r}")
         seed = self._seed()
         params = self._checked_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
@@ -131,7 +145,8 @@ class JungleSegmenter(JungleBase):
 
         self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
                               {"seed": seed, "data_fingerprint": fingerprint(images, labels),
-                               "n_training_images": len(images)})
+                               "n_training_images": len(images),
+                               "guide": _guide_statistics(store, samples)})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)
@@ -164,6 +179,16 @@ class JungleSegmenter(JungleBase):
     def predict(self, image) -> np.ndarray:
         """Label image: the most probable class value of every pixel."""
         return segment(self.jungle_, image)[0]
+
+
+def _guide_statistics(store, samples) -> list[float]:
+    """Mean and standard deviation (1 if zero) of channel 0 over the training pixels: the
+    centre and scale of the guide of edge-aware smoothing."""
+    _, origin, _, _, row_stride, _, _, _ = store.as_tuple()
+    at = origin[samples.image] + samples.row * row_stride[samples.image] + samples.col
+    values = store.pixels[at].astype(np.float64)
+    spread = float(values.std())
+    return [float(values.mean()), spread if spread > 0 else 1.0]
 
 
 def _reweighted(dags, ratio: np.ndarray):

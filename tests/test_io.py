@@ -94,6 +94,13 @@ CORRUPTIONS = {
         "training", json.dumps({**json.loads(f.attrs["training"]), "smoothing": -3})),
     "background not a label": lambda f: f.attrs.__setitem__(
         "training", json.dumps({**json.loads(f.attrs["training"]), "background": "sky"})),
+    "guided_eps negative": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "guided_eps": -0.1})),
+    "guided smoothing without a guide scale": lambda f: (
+        f.attrs.__setitem__("training", json.dumps(
+            {**json.loads(f.attrs["training"]), "guided_eps": 0.1})),
+        f.attrs.__setitem__("metadata", json.dumps(
+            {**json.loads(f.attrs["metadata"]), "guide": [0.5, 0.0]}))),
 }
 
 

@@ -107,16 +107,17 @@ def test_tiled_segmentation_equals_whole_image(make):
         if make == "rgb_box_filters":
             family = ColourFeatures(max_offset=9, kinds=["value", "difference"],
                                     box_filters=(2, 5))
-    seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
-                          n_candidate_features=10, samples_per_image=200,
-                          random_state=0).fit(images[:-1], labels[:-1])
     from jungleseg import segment
-    for smoothing in (0, 3):
-        whole = segment(seg.jungle_, images[-1], smoothing=smoothing)
-        for tile in (16, 33):
-            tiled = segment(seg.jungle_, images[-1], tile=tile, smoothing=smoothing)
-            np.testing.assert_array_equal(tiled[0], whole[0])
-            np.testing.assert_allclose(tiled[1], whole[1], rtol=0, atol=1e-6 * smoothing)
+    for guided_eps in (None, 0.1):
+        seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
+                              n_candidate_features=10, samples_per_image=200,
+                              guided_eps=guided_eps, random_state=0).fit(images[:-1], labels[:-1])
+        for smoothing in (0, 3):
+            whole = segment(seg.jungle_, images[-1], smoothing=smoothing)
+            for tile in (16, 33):
+                tiled = segment(seg.jungle_, images[-1], tile=tile, smoothing=smoothing)
+                np.testing.assert_array_equal(tiled[0], whole[0])
+                np.testing.assert_allclose(tiled[1], whole[1], rtol=0, atol=1e-5 * smoothing)
 
 
 def test_smoothing_averages_probabilities_over_the_box_inside_image_and_mask():
@@ -138,6 +139,91 @@ def test_smoothing_averages_probabilities_over_the_box_inside_image_and_mask():
                 expected = (proba[box] * weight[box][:, :, None]).sum(axis=(0, 1)) \
                     / weight[box].sum()
                 np.testing.assert_allclose(got[r, c], expected, rtol=1e-5)
+
+
+def test_guided_smoothing_fits_a_linear_function_of_the_guide_in_every_box():
+    from jungleseg.segment import guided_smoothing
+
+    rng = np.random.default_rng(5)
+    h, w, half, eps = 10, 12, 2, 0.05
+    guide = rng.normal(size=(h, w)).astype(np.float32)
+    proba = rng.random((h, w, 3)).astype(np.float32)
+    proba /= proba.sum(axis=2, keepdims=True)
+    mask = (rng.random((h, w)) > 0.25).astype(np.uint8)
+    for m in (None, mask):
+        weight = np.ones((h, w)) if m is None else m.astype(float)
+        p = proba * weight[:, :, None]
+        got = guided_smoothing(p, guide, half, eps, m)
+
+        def box(r, c):
+            return (slice(max(r - half, 0), r + half + 1), slice(max(c - half, 0), c + half + 1))
+
+        # per box: least squares p ~ a * guide + b with penalty eps * a^2 (float64)
+        a, b = np.zeros((h, w, 3)), np.zeros((h, w, 3))
+        for r in range(h):
+            for c in range(w):
+                wt, g = weight[box(r, c)], guide[box(r, c)].astype(float)
+                if wt.sum() == 0:
+                    continue
+                mg = (wt * g).sum() / wt.sum()
+                var = (wt * g * g).sum() / wt.sum() - mg * mg
+                for k in range(3):
+                    pk = p[box(r, c)][:, :, k]
+                    mp = (wt * pk).sum() / wt.sum()
+                    a[r, c, k] = ((wt * g * pk).sum() / wt.sum() - mg * mp) / (var + eps)
+                    b[r, c, k] = mp - a[r, c, k] * mg
+        for r in range(h):
+            for c in range(w):
+                if weight[r, c] == 0:
+                    assert np.all(got[r, c] == 0)
+                    continue
+                wt = weight[box(r, c)][:, :, None]
+                mean_a = (wt * a[box(r, c)]).sum(axis=(0, 1)) / wt.sum()
+                mean_b = (wt * b[box(r, c)]).sum(axis=(0, 1)) / wt.sum()
+                expected = np.clip(mean_a * guide[r, c] + mean_b, 0, 1)
+                np.testing.assert_allclose(got[r, c], expected, rtol=0, atol=2e-5)
+
+
+def test_guided_smoothing_moves_a_misplaced_boundary_onto_the_image_edge():
+    from jungleseg.segment import guided_smoothing, smooth_probabilities
+
+    guide = np.zeros((40, 60), np.float32)
+    guide[:, 30:] = 1  # the image edge: between columns 29 and 30
+    proba = np.zeros((40, 60, 2), np.float32)
+    proba[:, :32, 0] = 0.9  # the classifier put the boundary 2 px to the right
+    proba[:, 32:, 0] = 0.1
+    proba[:, :, 1] = 1 - proba[:, :, 0]
+    boundary = {}
+    for name, q in (("box", smooth_probabilities(proba, 6)),
+                    ("guided", guided_smoothing(proba, guide, 6, 0.01))):
+        labels = np.argmax(q, axis=2)
+        assert np.all(labels == labels[:1])  # same in every row
+        boundary[name] = int(np.argmax(labels[0] == 1))  # first column of class 1
+    assert boundary == {"box": 32, "guided": 30}
+
+
+def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
+    from jungleseg import load_model, save_model, segment
+
+    rng = np.random.default_rng(6)
+    data = [textured(rng, (48, 48)) for _ in range(2)]
+    images, labels = [d[0] * 7 + 1000 for d in data], [d[1] for d in data]
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, smoothing=3, random_state=0)
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,))
+    for bad in (0, -1.0, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="guided_eps"):
+            JungleSegmenter(family, guided_eps=bad, **kwargs).fit(images, labels)
+    seg = JungleSegmenter(family, guided_eps=0.1, **kwargs).fit(images, labels)
+    centre, scale = seg.jungle_.metadata["guide"]  # channel 0 over the training pixels
+    pixels = np.concatenate([im.ravel() for im in images])
+    assert 0.8 < scale / pixels.std() < 1.25 and abs(centre - pixels.mean()) < 0.2 * scale
+    path = save_model(seg.jungle_, tmp_path / "guided.h5")
+    loaded = load_model(path)
+    assert loaded.params["guided_eps"] == 0.1 and loaded.metadata["guide"] == [centre, scale]
+    np.testing.assert_array_equal(seg.predict(images[0]), segment(loaded, images[0])[0])
+    plain = JungleSegmenter(family, **kwargs).fit(images, labels)
+    assert not np.array_equal(seg.predict_proba(images[0]), plain.predict_proba(images[0]))
 
 
 def test_smoothing_is_kept_with_the_model_and_removes_isolated_errors(tmp_path):
