@@ -428,10 +428,10 @@ class ColourFeatures(FeatureFamily):
         is a view of (n_channels, H, W) planes, the layout :class:`ImageStore` keeps, so
         packing it is one contiguous copy.
         """
-        converted = self._convert(np.asarray(image))
-        h, w, n = converted.shape
+        image = np.asarray(image)
+        h, w, n = *image.shape[:2], self.n_input_channels
         planes = np.empty((self.n_channels, h, w), np.float32)
-        planes[:n] = np.moveaxis(converted, 2, 0)
+        self._convert(image, planes[:n])
         for i, half in enumerate(self.box_filters, start=1):
             for ch in range(n):
                 box_mean(planes[ch], half, out=planes[i * n + ch])
@@ -450,32 +450,43 @@ class ColourFeatures(FeatureFamily):
         return (self.max_offset + box + max(self.box_filters, default=0)
                 + (smoothing if self.input == "grey" else 0))
 
-    def _convert(self, image: np.ndarray) -> np.ndarray:
+    def _convert(self, image: np.ndarray, out: np.ndarray) -> None:
+        """Write the converted channels (before box means and positions) into the
+        contiguous (n_input_channels, H, W) ``out``."""
         if self.input == "rgb":
             if image.ndim != 3 or image.shape[2] not in (3, 4):
                 raise ValueError(f"expected an RGB image (H, W, 3), got shape {image.shape}")
             scale = 255.0 if image.dtype == np.uint8 else (65535.0 if image.dtype == np.uint16
                                                           else 1.0)
             rgb = np.ascontiguousarray(image[:, :, :3], dtype=np.float32) / np.float32(scale)
-            return cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab)
+            np.copyto(out, np.moveaxis(cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab), 2, 0))
+            return
         if self.input == "grey":
             if image.ndim == 3 and image.shape[2] == 1:
                 image = image[:, :, 0]
             if image.ndim != 2:
                 raise ValueError(f"expected a grey image (H, W), got shape {image.shape}")
-            grey = image.astype(np.float32)
-            smoothed = [cv2.GaussianBlur(grey, (0, 0), s, borderType=cv2.BORDER_REPLICATE)
-                        for s in self.smoothing_scales]
-            edges = [_gradient_magnitude(s) for s in smoothed] if self.gradient else []
-            curvature = [v for s in smoothed for v in _hessian_eigenvalues(s)] if self.hessian \
-                else []
-            return np.stack([grey, *smoothed, *edges, *curvature], axis=2)
+            np.copyto(out[0], image, casting="unsafe")
+            n_scales = len(self.smoothing_scales)
+            smoothed = out[1:1 + n_scales]
+            for plane, sigma in zip(smoothed, self.smoothing_scales):
+                cv2.GaussianBlur(out[0], (0, 0), sigma, dst=plane,
+                                 borderType=cv2.BORDER_REPLICATE)
+            derived = out[1 + n_scales:]
+            if self.gradient:
+                for plane, edges in zip(smoothed, derived):
+                    _gradient_magnitude(plane, out=edges)
+                derived = derived[n_scales:]
+            if self.hessian:
+                for k, plane in enumerate(smoothed):
+                    _hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])
+            return
         if image.ndim == 2:
             image = image[:, :, None]
         if image.ndim != 3 or image.shape[2] != self.n_input_channels:
             raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
                              f"{image.shape}")
-        return image.astype(np.float32)
+        np.copyto(out, np.moveaxis(image, 2, 0), casting="unsafe")
 
 
 def box_mean(values: np.ndarray, half: int, mask: np.ndarray | None = None,
@@ -511,20 +522,31 @@ def _inside(n: int, half: int) -> np.ndarray:
     return (np.minimum(i + half, n - 1) - np.maximum(i - half, 0) + 1).astype(np.float32)
 
 
-def _gradient_magnitude(image: np.ndarray) -> np.ndarray:
+def _gradient_magnitude(image: np.ndarray, out: np.ndarray) -> None:
+    """Sobel gradient magnitude of ``image`` into ``out``.
+
+    With NumPy, whose square, sum and root round the same whatever the alignment:
+    ``cv2.magnitude`` rounds the last bit differently when ``out`` is not 32-byte
+    aligned, as planes of a channel buffer often are."""
     gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
     gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
-    return cv2.magnitude(gx, gy)
+    gx *= gx
+    gy *= gy
+    gx += gy
+    np.sqrt(gx, out=out)
 
 
-def _hessian_eigenvalues(image: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _hessian_eigenvalues(image: np.ndarray, out: np.ndarray) -> None:
+    """The Hessian's eigenvalues (3x3 Sobel second derivatives), larger first, into the two
+    planes of ``out``."""
     def d(dx, dy):
         return cv2.Sobel(image, cv2.CV_32F, dx, dy, ksize=3, borderType=cv2.BORDER_REPLICATE)
 
     dxx, dyy, dxy = d(2, 0), d(0, 2), d(1, 1)
     mean = 0.5 * (dxx + dyy)
     spread = np.sqrt(0.25 * (dxx - dyy) ** 2 + dxy ** 2)
-    return mean + spread, mean - spread
+    np.add(mean, spread, out=out[0])
+    np.subtract(mean, spread, out=out[1])
 
 
 def _check_indices(values: np.ndarray, limit: int, what: str) -> str | None:
