@@ -80,7 +80,8 @@ class JungleWidget(Container):
         self.max_offset = FloatSpinBox(label="offset range", min=0.01, max=1000, step=1)
         self.smoothing = SpinBox(label="smoothing (px)", min=0, max=200,
                                  tooltip="half-size of the box over which class probabilities "
-                                         "are averaged before labelling (0: none)")
+                                         "are averaged before labelling (0: none); edge-aware "
+                                         "(a guided filter) when the preset sets guided_eps")
         self.display = ComboBox(label="show", choices=("uncertainty", "probabilities", "labels only"))
         self.live = CheckBox(text="live update while painting")
         self.train_button = PushButton(text="Train and segment")
