@@ -7,6 +7,7 @@ changing it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import cv2
@@ -60,6 +61,33 @@ class ImageStore:
         return block.reshape(self.n_channels, h + 2 * p, w + 2 * p)[:, p:p + h, p:p + w]
 
     @classmethod
+    def build(cls, shapes, n_channels: int, fill, integral: bool = False,
+              pad: int = 0) -> "ImageStore":
+        """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
+        repeating its edge, whose channels ``fill(i, planes)`` writes straight into the
+        (n_channels, H, W) view of image ``i`` (no second copy)."""
+        pad = int(pad)
+        if pad < 0:
+            raise ValueError(f"pad must be >= 0, got {pad}")
+        shapes = [tuple(int(n) for n in shape) for shape in shapes]
+        if not shapes:
+            raise ValueError("no images to pack")
+        for i, shape in enumerate(shapes):
+            if len(shape) != 2 or min(shape) < 1:
+                raise ValueError(f"image {i} has shape {shape}; expected (H, W) or (H, W, C)")
+        sizes = np.array([n_channels * (h + 2 * pad) * (w + 2 * pad) for h, w in shapes],
+                         np.int64)
+        store = cls(pixels=np.empty(int(sizes.sum()), np.float32),
+                    offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
+                    height=np.array([h for h, _ in shapes], np.int32),
+                    width=np.array([w for _, w in shapes], np.int32),
+                    n_channels=int(n_channels), pad=pad)
+        for i in range(len(shapes)):
+            fill(i, store.planes(i))
+            store._repeat_edges(i)
+        return store.with_integrals() if integral else store
+
+    @classmethod
     def from_images(cls, images, integral: bool = False, pad: int = 0) -> "ImageStore":
         """Pack (H, W) or (H, W, C) arrays with the same channel count, each with a border
         of ``pad`` pixels repeating its edge."""
@@ -67,48 +95,40 @@ class ImageStore:
         images = [im[:, :, None] if im.ndim == 2 else im for im in images]
         if not images:
             raise ValueError("no images to pack")
-        pad = int(pad)
-        if pad < 0:
-            raise ValueError(f"pad must be >= 0, got {pad}")
         n_channels = images[0].shape[2]
         for i, im in enumerate(images):
             if im.ndim != 3 or im.shape[2] != n_channels:
                 raise ValueError(f"image {i} has shape {im.shape}; expected (H, W, {n_channels})")
-        sizes = np.array([n_channels * (h + 2 * pad) * (w + 2 * pad)
-                          for h, w, _ in (im.shape for im in images)], np.int64)
-        offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        planar = np.moveaxis(images[0], 2, 0)
-        if len(images) == 1 and pad == 0 and planar.flags.c_contiguous:  # no copy needed
-            pixels, planes = planar.reshape(-1), [planar]
-        else:
-            pixels = np.empty(int(sizes.sum()), np.float32)
-            planes = []
-            for im, start, size in zip(images, offset, sizes):
-                h, w, _ = im.shape
-                block = pixels[start:start + size].reshape(n_channels, h + 2 * pad, w + 2 * pad)
-                for ch in range(n_channels):
-                    cv2.copyMakeBorder(np.ascontiguousarray(im[:, :, ch]), pad, pad, pad, pad,
-                                       cv2.BORDER_REPLICATE, dst=block[ch])
-                planes.append(block[:, pad:pad + h, pad:pad + w])
-        store = dict(
-            pixels=pixels,
-            offset=offset,
-            height=np.array([im.shape[0] for im in images], np.int32),
-            width=np.array([im.shape[1] for im in images], np.int32),
-            n_channels=int(n_channels),
-            pad=pad,
-        )
-        if integral:
-            sizes = np.array([n_channels * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes],
-                             np.int64)
-            integral_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-            table = np.empty(int(sizes.sum()), np.float64)
-            for p, start, size in zip(planes, integral_offset, sizes):
-                integral_planes(p, table[start:start + size].reshape(
-                    n_channels, p.shape[1] + 1, p.shape[2] + 1))
-            store["integral"] = table
-            store["integral_offset"] = integral_offset
-        return cls(**store)
+        return cls.build([im.shape[:2] for im in images], n_channels,
+                         lambda i, planes: np.copyto(planes, np.moveaxis(images[i], 2, 0)),
+                         integral, pad)
+
+    def with_integrals(self) -> "ImageStore":
+        """This store with the float64 integral image of every channel (for box kinds)."""
+        planes = [self.planes(i) for i in range(self.n_images)]
+        n = self.n_channels
+        sizes = np.array([n * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes], np.int64)
+        integral_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        table = np.empty(int(sizes.sum()), np.float64)
+        for p, start, size in zip(planes, integral_offset, sizes):
+            integral_planes(p, table[start:start + size].reshape(n, p.shape[1] + 1,
+                                                                 p.shape[2] + 1))
+        return dataclasses.replace(self, integral=table, integral_offset=integral_offset)
+
+    def _repeat_edges(self, image: int) -> None:
+        """Fill the border of image ``image`` with its edge pixels, as OpenCV's
+        BORDER_REPLICATE does (corners take the corner pixel)."""
+        p = self.pad
+        if not p:
+            return
+        h, w = int(self.height[image]), int(self.width[image])
+        start = int(self.offset[image])
+        block = self.pixels[start:start + self.n_channels * (h + 2 * p) * (w + 2 * p)].reshape(
+            self.n_channels, h + 2 * p, w + 2 * p)
+        block[:, p:p + h, :p] = block[:, p:p + h, p:p + 1]
+        block[:, p:p + h, p + w:] = block[:, p:p + h, p + w - 1:p + w]
+        block[:, :p] = block[:, p:p + 1]
+        block[:, p + h:] = block[:, p + h - 1:p + h]
 
 
 def integral_planes(planes: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -150,19 +170,24 @@ class FeatureFamily:
         from a tile of one: ``window = (row0, col0, full_height, full_width)``)."""
         raise NotImplementedError
 
+    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+        """Write :meth:`channels` into the (n_channels, H, W) float32 array ``out``, a view
+        into a store; families that compute channels in place override this."""
+        np.copyto(out, np.moveaxis(self.channels(image, window=window), 2, 0))
+
     def margin(self, tile) -> int:
         """Pixels of context around ``tile`` needed for its features to equal the whole
         image's."""
         raise NotImplementedError
 
-    def pack(self, channel_images, pad: int = 0) -> "ImageStore":
-        """A store of already converted channel images (with a border of ``pad`` pixels:
-        see :class:`ImageStore`)."""
-        return ImageStore.from_images(channel_images, integral=self.needs_integral, pad=pad)
-
-    def prepare(self, images, pad: int = 0) -> "ImageStore":
-        """A store of raw images, converted to channels."""
-        return self.pack([self.channels(im) for im in images], pad=pad)
+    def prepare(self, images, pad: int = 0, window=None) -> "ImageStore":
+        """A store of raw images converted to channels, with a border of ``pad`` pixels
+        (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile."""
+        images = [np.asarray(im) for im in images]
+        return ImageStore.build(
+            [im.shape[:2] for im in images], self.n_channels,
+            lambda i, planes: self.channels_into(images[i], planes, window=window),
+            integral=self.needs_integral, pad=pad)
 
     @property
     def point_reach(self) -> int | None:
@@ -425,23 +450,30 @@ class ColourFeatures(FeatureFamily):
 
         ``window = (row0, col0, full_height, full_width)`` says that ``image`` is a tile of
         a larger image, so that position channels keep whole-image coordinates. The result
-        is a view of (n_channels, H, W) planes, the layout :class:`ImageStore` keeps, so
-        packing it is one contiguous copy.
+        is a view of (n_channels, H, W) planes, the layout :class:`ImageStore` keeps.
         """
         image = np.asarray(image)
-        h, w, n = *image.shape[:2], self.n_input_channels
-        planes = np.empty((self.n_channels, h, w), np.float32)
-        self._convert(image, planes[:n])
+        planes = np.empty((self.n_channels, *image.shape[:2]), np.float32)
+        self.channels_into(image, planes, window)
+        return np.moveaxis(planes, 0, 2)
+
+    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+        """:meth:`channels` written into ``out`` (n_channels, H, W), which may be a strided
+        view: OpenCV's filters and NumPy round the same whatever the stride (checked for
+        Gaussian, Sobel and box filters), so a padded store holds the same values."""
+        image = np.asarray(image)
+        n = self.n_input_channels
+        self._convert(image, out[:n])
+        h, w = out.shape[1:]
         for i, half in enumerate(self.box_filters, start=1):
             for ch in range(n):
-                box_mean(planes[ch], half, out=planes[i * n + ch])
+                box_mean(out[ch], half, out=out[i * n + ch])
         if self.position:
             row0, col0, full_h, full_w = window or (0, 0, h, w)
-            planes[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
-                          * np.float32(100 / max(full_h - 1, 1)))[:, None]
-            planes[-1] = (np.arange(col0, col0 + w, dtype=np.float32)
-                          * np.float32(100 / max(full_w - 1, 1)))[None, :]
-        return np.moveaxis(planes, 0, 2)
+            out[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
+                       * np.float32(100 / max(full_h - 1, 1)))[:, None]
+            out[-1] = (np.arange(col0, col0 + w, dtype=np.float32)
+                       * np.float32(100 / max(full_w - 1, 1)))[None, :]
 
     def margin(self, tile=None) -> int:
         derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
@@ -452,7 +484,7 @@ class ColourFeatures(FeatureFamily):
 
     def _convert(self, image: np.ndarray, out: np.ndarray) -> None:
         """Write the converted channels (before box means and positions) into the
-        contiguous (n_input_channels, H, W) ``out``."""
+        (n_input_channels, H, W) ``out``."""
         if self.input == "rgb":
             if image.ndim != 3 or image.shape[2] not in (3, 4):
                 raise ValueError(f"expected an RGB image (H, W, 3), got shape {image.shape}")
@@ -527,7 +559,7 @@ def _gradient_magnitude(image: np.ndarray, out: np.ndarray) -> None:
 
     With NumPy, whose square, sum and root round the same whatever the alignment:
     ``cv2.magnitude`` rounds the last bit differently when ``out`` is not 32-byte
-    aligned, as planes of a channel buffer often are."""
+    aligned, as planes of a store often are."""
     gx = cv2.Sobel(image, cv2.CV_32F, 1, 0, ksize=3, borderType=cv2.BORDER_REPLICATE)
     gy = cv2.Sobel(image, cv2.CV_32F, 0, 1, ksize=3, borderType=cv2.BORDER_REPLICATE)
     gx *= gx

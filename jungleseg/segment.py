@@ -108,9 +108,8 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
                     ) -> tuple[np.ndarray, np.ndarray]:
-    family = jungle.family
-    channels = family.channels(np.asarray(image), window=window)
-    return _labelled(jungle, family.pack([channels], pad=jungle.point_reach or 0), 0, smoothing)
+    store = jungle.family.prepare([image], pad=jungle.point_reach or 0, window=window)
+    return _labelled(jungle, store, 0, smoothing)
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int

@@ -254,6 +254,26 @@ def test_a_padded_store_repeats_each_edge_and_reads_like_the_plain_one():
         ImageStore.from_images(images, pad=-1)
 
 
+def test_channels_computed_into_a_padded_store_equal_the_plain_channels_bit_for_bit():
+    # prepare() filters straight into strided views of the store: the values must not
+    # depend on the pad (row stride) or on where a plane starts in memory
+    rng = np.random.default_rng(8)
+    grey = ColourFeatures(max_offset=5, input="grey", smoothing_scales=(1, 2.5),
+                          gradient=True, hessian=True, box_filters=(1, 3), position=True)
+    rgb = ColourFeatures(max_offset=5, kinds=("value", "box_value"), box_filters=(2,))
+    for trial in range(12):
+        h, w = (int(n) for n in rng.integers(9, 70, 2))
+        images = [(grey, [rng.random((h, w)).astype(np.float32) * 300,
+                          rng.integers(0, 60000, (w, h)).astype(np.uint16)]),
+                  (rgb, [rng.integers(0, 256, (h, w, 3)).astype(np.uint8)])]
+        for family, ims in images:
+            plain = [family.channels(im) for im in ims]
+            for pad in (0, 1, 3, 7):
+                store = family.prepare(ims, pad=pad)
+                for i, expected in enumerate(plain):
+                    np.testing.assert_array_equal(store.planes(i), np.moveaxis(expected, 2, 0))
+
+
 def test_point_reach_is_known_only_for_fixed_single_pixel_probes():
     assert ColourFeatures(max_offset=9, kinds=("value", "absdiff")).point_reach == 9
     assert ColourFeatures(max_offset=9, kinds=("value", "box_value")).point_reach is None
