@@ -124,8 +124,8 @@ def _combine(base, a, b):
 
 @njit(cache=True, inline="always")
 def response(kind, params, store, image, row, col):
-    """Feature response of one sample; with :func:`point_response`, the only places a
-    feature reads data."""
+    """Feature response of one sample; with :func:`unclamped_response` and
+    :func:`point_response`, the only places a feature reads data."""
     if kind == KIND_TABULAR:
         return pixel_value(store, image, row, col, int(params[0]))
     if kind == KIND_DEPTH:
@@ -151,6 +151,23 @@ def response(kind, params, store, image, row, col):
     if kind == KIND_VALUE:
         return a
     b = _clamped_value(store, image, r2, c2, int(params[5]))
+    return _combine(kind, a, b)
+
+
+@njit(cache=True, inline="always")
+def unclamped_response(kind, params, store, image, row, col):
+    """:func:`response` of a point kind, its probes read without clamping them to the
+    image: the same on a store padded at least as far as the probes reach, and about 3x
+    faster (training reads probes at scattered samples; see :func:`point_probe_steps` for
+    traversal)."""
+    pixels, origin, _, _, stride, plane, _, _ = store
+    pixel = origin[image] + row * stride[image] + col
+    a = pixels[np.uint64(pixel + int(params[4]) * plane[image]
+                         + int(params[0]) * stride[image] + int(params[1]))]
+    if kind == KIND_VALUE:
+        return a
+    b = pixels[np.uint64(pixel + int(params[5]) * plane[image]
+                         + int(params[2]) * stride[image] + int(params[3]))]
     return _combine(kind, a, b)
 
 

@@ -24,13 +24,14 @@ from numba import njit, prange
 
 from ._criterion import g_of, make_phi_table, phi
 from ._dag import DAG
-from ._features import draw_candidates, response
+from ._features import draw_candidates, response, unclamped_response
 from ._lsearch import optimise_level
 from ._rng import derive, next_below, next_uniform
 from ._schedules import level_width
 
 _DRAW_STREAM = 2
 _THRESHOLD_STREAM = 3
+_SCRATCH_CHUNKS = 64  # chunks of split_tables jobs, each with its own scratch arrays
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,9 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
 
 @njit(parallel=True, cache=True, nogil=True)
 def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row, s_col,
-                 label, store, kinds, params, n_drawn, seed, dags, positions, level,
-                 n_thresholds, n_subsample, P, keep_table, min_leaf, phi_table, criterion):
+                 label, store, unclamped, kinds, params, n_drawn, seed, dags, positions,
+                 level, n_thresholds, n_subsample, P, keep_table, min_leaf, phi_table,
+                 criterion):
     """Left class histograms of every (node, candidate, threshold).
 
     A candidate's thresholds are drawn at stratified random quantiles of its responses
@@ -161,72 +163,95 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     tree_cost = np.full((n_kept, n_cand, n_thresholds), np.inf)
     cand_t = np.full((n, n_cand), -1, np.int64)
     cand_cost = np.full((n, n_cand), np.inf)
-    for job in prange(n * n_cand):
-        i = job // n_cand
-        k = job % n_cand
-        lo = start[nodes[i]]
-        size = start[nodes[i] + 1] - lo
-        if k >= n_drawn[i] or size < 2:
-            continue
-        kind = kinds[i, k]
-        prm = params[i, k]
-        resp = np.empty(size, np.float32)
-        for q in range(size):
-            s = entry_sample[order[lo + q]]
-            resp[q] = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
-        state = derive(seed, dags[i], level, positions[i], (_THRESHOLD_STREAM << 32) + k)
-        if size <= n_subsample:
-            sub = resp.copy()
-        else:
-            sub = np.empty(n_subsample, np.float32)
-            for q in range(n_subsample):
-                state, j = next_below(state, size)
-                sub[q] = resp[j]
-        sub.sort()
-        m = sub.shape[0]
-        if sub[0] == sub[m - 1]:
-            continue  # constant on the subsample: no useful threshold
-        n_thr = min(n_thresholds, m - 1)
-        thr = thresholds[i, k, :n_thr]
-        for tt in range(n_thr):
-            state, u = next_uniform(state)
-            x = (tt + u) / n_thr * (m - 1)
-            q = min(int(x), m - 2)
-            thr[tt] = sub[q] + np.float32(x - q) * (sub[q + 1] - sub[q])
-        thr.sort()
-        # the node's classes, and each class's column in the compact counts
-        column = np.full(n_classes, -1, np.int64)
+    largest = 0
+    for i in range(n):
+        largest = max(largest, start[nodes[i] + 1] - start[nodes[i]])
+    n_jobs = n * n_cand
+    n_chunks = min(n_jobs, _SCRATCH_CHUNKS)
+    for chunk in prange(n_chunks):
+        # scratch arrays once per chunk of jobs, not per job: at deep levels most jobs
+        # are small nodes, where allocating dominated
+        resp_buf = np.empty(largest, np.float32)
+        sub_buf = np.empty(min(largest, max(n_subsample, 1)), np.float32)
+        column = np.empty(n_classes, np.int64)
         classes = np.empty(n_classes, np.int64)
-        ns = 0
-        for c in range(n_classes):
-            if P[i, c] > 0:
-                column[c] = ns
-                classes[ns] = c
-                ns += 1
-        bins = np.zeros((n_thr + 1, ns), np.int64)
-        for q in range(size):
-            e = order[lo + q]
-            bins[np.searchsorted(thr, resp[q], side="right"),
-                 column[label[entry_sample[e]]]] += entry_weight[e]
-        left = np.empty((n_thr, ns), np.int64)
-        w_left = np.zeros(n_thr, np.int64)
-        parent = np.empty(ns, np.int64)
-        for c in range(ns):
-            parent[c] = P[i, classes[c]]
-            acc = 0
+        bins_buf = np.empty((n_thresholds + 1, n_classes), np.int64)
+        left_buf = np.empty((n_thresholds, n_classes), np.int64)
+        w_left_buf = np.empty(n_thresholds, np.int64)
+        parent_buf = np.empty(n_classes, np.int64)
+        costs_buf = np.empty(n_thresholds)
+        for job in range(chunk, n_jobs, n_chunks):
+            i = job // n_cand
+            k = job % n_cand
+            lo = start[nodes[i]]
+            size = start[nodes[i] + 1] - lo
+            if k >= n_drawn[i] or size < 2:
+                continue
+            kind = kinds[i, k]
+            prm = params[i, k]
+            resp = resp_buf[:size]
+            for q in range(size):
+                s = entry_sample[order[lo + q]]
+                if unclamped:
+                    resp[q] = unclamped_response(kind, prm, store, s_image[s], s_row[s],
+                                                 s_col[s])
+                else:
+                    resp[q] = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
+            state = derive(seed, dags[i], level, positions[i], (_THRESHOLD_STREAM << 32) + k)
+            if size <= n_subsample:
+                sub = sub_buf[:size]
+                sub[:] = resp
+            else:
+                sub = sub_buf[:n_subsample]
+                for q in range(n_subsample):
+                    state, j = next_below(state, size)
+                    sub[q] = resp[j]
+            sub.sort()
+            m = sub.shape[0]
+            if sub[0] == sub[m - 1]:
+                continue  # constant on the subsample: no useful threshold
+            n_thr = min(n_thresholds, m - 1)
+            thr = thresholds[i, k, :n_thr]
             for tt in range(n_thr):
-                acc += bins[tt, c]
-                left[tt, c] = acc
-                w_left[tt] += acc
-        costs = np.empty(n_thr)
-        cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, parent, min_leaf,
-                                                       phi_table, criterion, costs)
-        if keep_table:
-            for tt in range(n_thr):
-                wl[i, k, tt] = w_left[tt]
-                tree_cost[i, k, tt] = costs[tt]
-                for c in range(ns):
-                    table[i, k, tt, classes[c]] = left[tt, c]
+                state, u = next_uniform(state)
+                x = (tt + u) / n_thr * (m - 1)
+                q = min(int(x), m - 2)
+                thr[tt] = sub[q] + np.float32(x - q) * (sub[q + 1] - sub[q])
+            thr.sort()
+            # the node's classes, and each class's column in the compact counts
+            ns = 0
+            for c in range(n_classes):
+                column[c] = -1
+                if P[i, c] > 0:
+                    column[c] = ns
+                    classes[ns] = c
+                    ns += 1
+            bins = bins_buf[:n_thr + 1, :ns]
+            bins[:] = 0
+            for q in range(size):
+                e = order[lo + q]
+                bins[np.searchsorted(thr, resp[q], side="right"),
+                     column[label[entry_sample[e]]]] += entry_weight[e]
+            left = left_buf[:n_thr, :ns]
+            w_left = w_left_buf[:n_thr]
+            w_left[:] = 0
+            parent = parent_buf[:ns]
+            for c in range(ns):
+                parent[c] = P[i, classes[c]]
+                acc = 0
+                for tt in range(n_thr):
+                    acc += bins[tt, c]
+                    left[tt, c] = acc
+                    w_left[tt] += acc
+            costs = costs_buf[:n_thr]
+            cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, parent, min_leaf,
+                                                           phi_table, criterion, costs)
+            if keep_table:
+                for tt in range(n_thr):
+                    wl[i, k, tt] = w_left[tt]
+                    tree_cost[i, k, tt] = costs[tt]
+                    for c in range(ns):
+                        table[i, k, tt, classes[c]] = left[tt, c]
     return thresholds, table, wl, tree_cost, cand_t, cand_cost
 
 
@@ -247,15 +272,19 @@ def best_candidates(cand_t, cand_cost):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, kind, params,
-          threshold, left, right, n_entries):
+def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
+          params, threshold, left, right, n_entries):
     """Send each entry of a split node to its left or right child (global ids)."""
     new_node = np.full(n_entries, -1, np.int64)
     for i in prange(nodes.shape[0]):
         for q in range(start[nodes[i]], start[nodes[i] + 1]):
             e = order[q]
             s = entry_sample[e]
-            v = response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s])
+            if unclamped:
+                v = unclamped_response(kind[i], params[i], store, s_image[s], s_row[s],
+                                       s_col[s])
+            else:
+                v = response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s])
             new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 
@@ -274,12 +303,14 @@ def stack_entries(per_dag) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def grow(store: tuple, samples, spec: np.ndarray, n_params: int, entry_sample: np.ndarray,
          entry_weight: np.ndarray, entry_dag: np.ndarray, params: GrowParams,
-         progress=None) -> tuple[list[DAG], GrowStats]:
+         progress=None, unclamped: bool = False) -> tuple[list[DAG], GrowStats]:
     """Grow one DAG per distinct ``entry_dag`` value (0..n_dags-1), level by level.
 
     ``samples`` has ``image, row, col`` and ``label`` (0..n_classes-1) arrays;
     ``store`` is an ImageStore tuple. ``progress(level, n_nodes)`` is called after each
-    level; an exception it raises stops training (how a GUI cancels).
+    level; an exception it raises stops training (how a GUI cancels). ``unclamped`` reads
+    probes without clamping them to the image: only for families whose candidates are
+    point kinds (``point_reach`` not None) on a store padded at least that far.
     """
     p = params
     n_dags = int(entry_dag.max()) + 1
@@ -318,8 +349,8 @@ def grow(store: tuple, samples, spec: np.ndarray, n_params: int, entry_sample: n
         keep_table = n_children < 2 * most_parents  # some DAG must merge: LSearch
         thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
             nodes, order, start, entry_sample, entry_weight, samples.image, samples.row,
-            samples.col, label, store, kinds, cand_params, n_drawn, p.seed, dags, positions,
-            depth, p.n_thresholds, p.n_subsample, hist[nodes], keep_table,
+            samples.col, label, store, unclamped, kinds, cand_params, n_drawn, p.seed, dags,
+            positions, depth, p.n_thresholds, p.n_subsample, hist[nodes], keep_table,
             p.min_samples_leaf, phi_table, p.criterion)
         best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
         ok = np.isfinite(best_cost)
@@ -357,8 +388,8 @@ def grow(store: tuple, samples, spec: np.ndarray, n_params: int, entry_sample: n
         params_chosen = cand_params[rows, k]
         thr_chosen = thresholds[rows, k, t]
         entry_node = route(nodes, order, start, entry_sample, samples.image, samples.row,
-                           samples.col, store, kind_chosen, params_chosen, thr_chosen,
-                           left_id, right_id, entry_node.shape[0])
+                           samples.col, store, unclamped, kind_chosen, params_chosen,
+                           thr_chosen, left_id, right_id, entry_node.shape[0])
         level["split"][nodes] = True
         level.update(nodes=nodes, kind=kind_chosen, params=params_chosen,
                      threshold=thr_chosen, left=left_id, right=right_id)

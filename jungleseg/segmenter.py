@@ -93,9 +93,12 @@ class JungleSegmenter(JungleBase):
         """Train on images and their label images (same sizes).
 
         ``progress(level, n_nodes)`` is called after each level; raising from it cancels.
-        ``store``, if given, is ``features.prepare(images)`` computed by the caller, who
-        can then segment those images from it (:func:`jungleseg.segment.segment_prepared`)
-        without computing their channels twice.
+        ``store``, if given, is ``features.prepare(images, pad=...)`` computed by the
+        caller, who can then segment those images from it
+        (:func:`jungleseg.segment.segment_prepared`) without computing their channels
+        twice. On a store padded by ``features.point_reach`` (as this method pads its own
+        when that adds at most a quarter to its size) probes are read without clamping,
+        about 3x faster; the model is the same.
         """
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
@@ -127,7 +130,7 @@ class JungleSegmenter(JungleBase):
         params = self._checked_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
         if store is None:
-            store = family.prepare(images)
+            store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
         elif (store.n_images != len(images) or store.n_channels != family.n_channels
               or any((int(h), int(w)) != np.shape(im)[:2]
                      for h, w, im in zip(store.height, store.width, images))):
@@ -136,8 +139,10 @@ class JungleSegmenter(JungleBase):
                                 tuple(ignore), seed)
         prepare_seconds = time.perf_counter() - start
         entries = stack_entries(self._dag_samples(samples, len(images), seed))
+        reach = family.point_reach
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family.spec(), family.n_params,
-                                      *entries, params, progress)
+                                      *entries, params, progress,
+                                      unclamped=reach is not None and store.pad >= reach)
         self.grow_stats_.seconds["prepare"] = prepare_seconds
         if self.correct_prior:
             dags = _reweighted(dags, self._class_ratio(labels, samples))
@@ -179,6 +184,17 @@ class JungleSegmenter(JungleBase):
     def predict(self, image) -> np.ndarray:
         """Label image: the most probable class value of every pixel."""
         return segment(self.jungle_, image)[0]
+
+
+def _cheap_pad(reach: int | None, images) -> int:
+    """``reach`` if padding every image by it adds at most a quarter to the pixels (so
+    training reads probes unclamped), else 0."""
+    if not reach:
+        return 0
+    shapes = [np.shape(im)[:2] for im in images]
+    plain = sum(h * w for h, w in shapes)
+    padded = sum((h + 2 * reach) * (w + 2 * reach) for h, w in shapes)
+    return reach if padded <= 1.25 * plain else 0
 
 
 def _guide_statistics(store, samples) -> list[float]:

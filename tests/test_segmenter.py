@@ -304,6 +304,35 @@ def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
         segment_prepared(from_store.jungle_, ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
 
 
+def test_training_on_a_padded_store_reads_unclamped_and_gives_the_same_jungle(monkeypatch):
+    import jungleseg.segmenter as segmenter_module
+
+    images, labels = render_faces(3, seed=4, size=(30, 44))
+    family = ColourFeatures(max_offset=40, kinds=("value", "difference", "absdiff"))
+    kwargs = dict(n_estimators=2, max_width=16, max_depth=8, n_candidate_features=20,
+                  samples_per_image=300, random_state=0)
+    modes = []
+    grow = segmenter_module.grow
+
+    def recording_grow(*args, **kw):
+        modes.append(kw["unclamped"])
+        return grow(*args, **kw)
+
+    monkeypatch.setattr(segmenter_module, "grow", recording_grow)
+    plain = JungleSegmenter(family, **kwargs).fit(images, labels)  # a 40 px border: 10x
+    padded = JungleSegmenter(family, **kwargs).fit(
+        images, labels, store=family.prepare(images, pad=40))
+    big = [np.kron(im, np.ones((4, 4, 1), im.dtype)) for im in images]  # 120 x 176: an 8 px
+    # border adds 24 %, so fit pads its own store
+    JungleSegmenter(ColourFeatures(8, kinds=("value", "difference")), **kwargs).fit(
+        big, [np.kron(lab, np.ones((4, 4), lab.dtype)) for lab in labels])
+    assert modes == [False, True, True]
+    assert 30 < plain.jungle_.point_reach <= 40  # probes leave the image: borders matter
+    for a, b in zip(plain.jungle_.dags, padded.jungle_.dags):
+        for name, array in a.arrays().items():
+            np.testing.assert_array_equal(array, b.arrays()[name])
+
+
 def test_padded_stores_are_segmented_without_clamping_and_give_the_same_result():
     from dataclasses import replace
 
