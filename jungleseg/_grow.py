@@ -180,7 +180,7 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         w_left_buf = np.empty(n_thresholds, np.int64)
         parent_buf = np.empty(n_classes, np.int64)
         costs_buf = np.empty(n_thresholds)
-        for job in range(chunk, n_jobs, n_chunks):
+        for job in range(chunk * n_jobs // n_chunks, (chunk + 1) * n_jobs // n_chunks):
             i = job // n_cand
             k = job % n_cand
             lo = start[nodes[i]]
