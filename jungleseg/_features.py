@@ -157,9 +157,9 @@ def response(kind, params, store, image, row, col):
 @njit(cache=True, inline="always")
 def unclamped_response(kind, params, store, image, row, col):
     """:func:`response` of a point kind, its probes read without clamping them to the
-    image: the same on a store padded at least as far as the probes reach, and about 3x
-    faster (training reads probes at scattered samples; see :func:`point_probe_steps` for
-    traversal)."""
+    image: the same on a store padded at least as far as the probes reach. The reads
+    alone are about 3x faster (training reads probes at scattered samples; see
+    :func:`point_probe_steps` for traversal)."""
     pixels, origin, _, _, stride, plane, _, _ = store
     pixel = origin[image] + row * stride[image] + col
     a = pixels[np.uint64(pixel + int(params[4]) * plane[image]
@@ -169,6 +169,14 @@ def unclamped_response(kind, params, store, image, row, col):
     b = pixels[np.uint64(pixel + int(params[5]) * plane[image]
                          + int(params[2]) * stride[image] + int(params[3]))]
     return _combine(kind, a, b)
+
+
+@njit(cache=True, inline="always")
+def sample_response(kind, params, store, image, row, col, unclamped):
+    """:func:`unclamped_response` if ``unclamped``, else :func:`response`."""
+    if unclamped:
+        return unclamped_response(kind, params, store, image, row, col)
+    return response(kind, params, store, image, row, col)
 
 
 @njit(cache=True)

@@ -24,7 +24,7 @@ from numba import njit, prange
 
 from ._criterion import g_of, make_phi_table, phi
 from ._dag import DAG
-from ._features import draw_candidates, response, unclamped_response
+from ._features import draw_candidates, sample_response
 from ._lsearch import optimise_level
 from ._rng import derive, next_below, next_uniform
 from ._schedules import level_width
@@ -169,8 +169,8 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     n_jobs = n * n_cand
     n_chunks = min(n_jobs, _SCRATCH_CHUNKS)
     for chunk in prange(n_chunks):
-        # scratch arrays once per chunk of jobs, not per job: at deep levels most jobs
-        # are small nodes, where allocating dominated
+        # scratch arrays once per chunk of jobs, not per job (many jobs are small nodes:
+        # allocating per job cost 10-25 % of feature evaluation with the napari preset)
         resp_buf = np.empty(largest, np.float32)
         sub_buf = np.empty(min(largest, max(n_subsample, 1)), np.float32)
         column = np.empty(n_classes, np.int64)
@@ -192,11 +192,8 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
             resp = resp_buf[:size]
             for q in range(size):
                 s = entry_sample[order[lo + q]]
-                if unclamped:
-                    resp[q] = unclamped_response(kind, prm, store, s_image[s], s_row[s],
-                                                 s_col[s])
-                else:
-                    resp[q] = response(kind, prm, store, s_image[s], s_row[s], s_col[s])
+                resp[q] = sample_response(kind, prm, store, s_image[s], s_row[s], s_col[s],
+                                          unclamped)
             state = derive(seed, dags[i], level, positions[i], (_THRESHOLD_STREAM << 32) + k)
             if size <= n_subsample:
                 sub = sub_buf[:size]
@@ -280,11 +277,8 @@ def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, uncla
         for q in range(start[nodes[i]], start[nodes[i] + 1]):
             e = order[q]
             s = entry_sample[e]
-            if unclamped:
-                v = unclamped_response(kind[i], params[i], store, s_image[s], s_row[s],
-                                       s_col[s])
-            else:
-                v = response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s])
+            v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
+                                unclamped)
             new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 
