@@ -162,13 +162,18 @@ def unclamped_response(kind, params, store, image, row, col):
     :func:`point_probe_steps` for traversal)."""
     pixels, origin, _, _, stride, plane, _, _ = store
     pixel = origin[image] + row * stride[image] + col
-    a = pixels[np.uint64(pixel + int(params[4]) * plane[image]
-                         + int(params[0]) * stride[image] + int(params[1]))]
+    first, second = _probe_steps(params, stride[image], plane[image])
+    a = pixels[np.uint64(pixel + first)]
     if kind == KIND_VALUE:
         return a
-    b = pixels[np.uint64(pixel + int(params[5]) * plane[image]
-                         + int(params[2]) * stride[image] + int(params[3]))]
-    return _combine(kind, a, b)
+    return _combine(kind, a, pixels[np.uint64(pixel + second)])
+
+
+@njit(cache=True, inline="always")
+def _probe_steps(params, stride, plane):
+    """How far a point kind's two probes lie from its pixel in a store's flat pixels."""
+    return (int(params[4]) * plane + int(params[0]) * stride + int(params[1]),
+            int(params[5]) * plane + int(params[2]) * stride + int(params[3]))
 
 
 @njit(cache=True, inline="always")
@@ -193,10 +198,8 @@ def point_probe_steps(kind, params, store, image):
     second = np.zeros(kind.shape[0], np.uint64)
     for i in range(kind.shape[0]):
         if KIND_VALUE <= kind[i] <= KIND_ABSDIFF:
-            first[i] = np.uint64(int(params[i, 4]) * plane[image]
-                                 + int(params[i, 0]) * stride[image] + int(params[i, 1]))
-            second[i] = np.uint64(int(params[i, 5]) * plane[image]
-                                  + int(params[i, 2]) * stride[image] + int(params[i, 3]))
+            a, b = _probe_steps(params[i], stride[image], plane[image])
+            first[i], second[i] = np.uint64(a), np.uint64(b)
     return first, second
 
 

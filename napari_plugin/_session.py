@@ -142,7 +142,7 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     indices = painted_indices(image.shape, scribbles, kind)
     slices = [np.asarray(image[i]) for i in indices]
     features = model.features  # the estimator() of a preset names its features
-    # padded for the unclamped traversal of segment_prepared (JungleSegmenter.predict_image)
+    # padded so that training and segment_prepared read probes unclamped (same result)
     store = features.prepare(slices, pad=features.point_reach or 0)
     model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)
     return {index: (store, k) for k, index in enumerate(indices)}
