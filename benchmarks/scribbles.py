@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jungleseg import evaluate  # noqa: E402
 from jungleseg.datasets.microscopy import render_cells  # noqa: E402
 from jungleseg.datasets.scribbles import paint_scribbles  # noqa: E402
+from jungleseg.config import load_preset  # noqa: E402
 from napari_plugin import _session as session  # noqa: E402
 
 SIZE = 1024
@@ -53,7 +54,7 @@ def coins() -> tuple[np.ndarray, np.ndarray]:
 
 def ours(image, scribbles, seed):
     """What the widget does: train on the painted slice, segment it from the same channels."""
-    model = session.estimator(session.load_preset("napari"), "grey", 1, 3, 64, 12, 16, seed)
+    model = session.estimator(load_preset("napari"), "grey", 1, 3, 64, 12, 16, seed)
     prepared = session.train(model, image, scribbles, "grey")
     (_, labels, _), = session.segment_stack(model.jungle_, image, prepared=prepared)
     return labels, model.node_count_

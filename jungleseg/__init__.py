@@ -1,22 +1,27 @@
-"""jungleseg: per-pixel segmentation and classification with decision jungles."""
-from ._classes import JungleClassifier
-from ._criterion import impurity, split_gain
-from ._dag import DAG, ModelError
-from ._schedules import level_width, level_widths
+"""jungleseg: per-pixel segmentation and classification with decision jungles.
+
+The package is laid out by concept: :mod:`jungleseg.jungle` (DAGs, criteria, LSearch,
+growth, traversal, the model and the tabular estimator), :mod:`jungleseg.features`
+(feature families and the store they read), :mod:`jungleseg.segmentation` (the image
+estimator and segmentation), then model files (:mod:`jungleseg.io`), scores
+(:mod:`jungleseg.evaluate`), run configurations (:mod:`jungleseg.config`), the command
+line (:mod:`jungleseg.cli`) and data sets (:mod:`jungleseg.datasets`).
+"""
 from ._version import __version__
-from .evaluate import Scores, confusion_matrix, evaluate, scores
+from .evaluate import Scores, confusion_matrix, evaluate, evaluate_jungle, scores
 from .features import (ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, Samples,
                        TabularFeatures)
 from .io import ModelFileError, load_model, save_model
-from .model import Jungle
-from .sampling import sample_pixels
-from .segment import segment
-from .segmenter import JungleSegmenter
+from .jungle import (DAG, Jungle, JungleClassifier, ModelError, impurity, level_width,
+                     level_widths, split_gain)
+from .segmentation import (JungleSegmenter, guided_smoothing, sample_pixels, segment,
+                           segment_prepared, smooth_probabilities)
 
 __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
-    "JungleClassifier", "JungleSegmenter", "ModelError", "Samples", "Scores",
-    "TabularFeatures", "__version__", "confusion_matrix", "evaluate", "impurity",
-    "level_width", "level_widths", "load_model", "ModelFileError", "sample_pixels",
-    "save_model", "scores", "segment", "split_gain",
+    "JungleClassifier", "JungleSegmenter", "ModelError", "ModelFileError", "Samples",
+    "Scores", "TabularFeatures", "__version__", "confusion_matrix", "evaluate",
+    "evaluate_jungle", "guided_smoothing", "impurity", "level_width", "level_widths",
+    "load_model", "sample_pixels", "save_model", "scores", "segment", "segment_prepared",
+    "smooth_probabilities", "split_gain",
 ]

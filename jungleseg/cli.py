@@ -107,7 +107,7 @@ def cmd_segment(args) -> int:
     import cv2
 
     from .io import load_model
-    from .segment import segment
+    from .segmentation import segment
 
     jungle = load_model(args.model)
     out = Path(args.out)
@@ -150,35 +150,17 @@ def _confusion_png(confusion, names, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def evaluate_model(jungle, split, quiet: bool = True) -> dict:
-    """Scores of a loaded model on a benchmark split, as the stable JSON keys."""
-    from .evaluate import evaluate
-    from .features import DepthFeatures
-    from .segment import segment
-
-    from tqdm import tqdm
-
-    predicted = [segment(jungle, im)[0] for im in tqdm(split.images, disable=quiet,
-                                                       leave=False, desc="evaluating")]
-    ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
-    s = evaluate(split.labels, predicted, jungle.classes, ignore=ignore)
-    names = [jungle.metadata.get("class_names", {}).get(str(c), str(c)) for c in jungle.classes]
-    result = s.as_dict(names)
-    result.update(nodes=jungle.node_count, bytes=jungle.nbytes,
-                  max_feature_evaluations=jungle.max_feature_evaluations,
-                  classes=[int(c) for c in jungle.classes], n_images=len(split.images))
-    return result, s.confusion, names
-
-
 def cmd_evaluate(args) -> int:
     from .datasets import load_benchmark
+    from .evaluate import evaluate_jungle
     from .io import load_model
 
     jungle = load_model(args.model)
     split = load_benchmark(args.dataset, "test", args.data, args.n)
-    result, confusion, names = evaluate_model(jungle, split, args.quiet)
+    scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet)
+    names = jungle.class_names
     confusion_path = Path(args.confusion or Path(args.model).with_suffix(".confusion.png"))
-    _confusion_png(confusion, names, confusion_path)
+    _confusion_png(scores.confusion, names, confusion_path)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     if not args.quiet:
@@ -191,24 +173,10 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def model_info(jungle) -> dict:
-    names = jungle.metadata.get("class_names", {})
-    return {
-        "classes": {str(c): names.get(str(c), str(c)) for c in jungle.classes},
-        "dags": len(jungle.dags),
-        "depth": jungle.max_depth,
-        "nodes": jungle.node_count,
-        "bytes": jungle.nbytes,
-        "features": jungle.family.to_dict(),
-        "training": jungle.params,
-        "metadata": {k: v for k, v in jungle.metadata.items() if k != "class_names"},
-    }
-
-
 def cmd_info(args) -> int:
     from .io import load_model
 
-    info = model_info(load_model(args.model))
+    info = load_model(args.model).summary()
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -237,34 +205,31 @@ def cmd_generate(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """Synthetic faces: train, save, evaluate, and write a few segmentations to look at."""
+    """Synthetic faces: train with ``configs/demo.yaml``, save, evaluate, and write a few
+    segmentations to look at."""
     import cv2
 
+    from .config import load_preset
     from .datasets import load_benchmark
     from .datasets.faces import CLASS_COLOURS
-    from .features import ColourFeatures
+    from .evaluate import evaluate_jungle
     from .io import load_model, save_model
-    from .segment import segment
-    from .segmenter import JungleSegmenter
+    from .segmentation import segment
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    config = load_preset("demo").with_overrides({"seed": args.seed})
     _say(args, "rendering synthetic faces (8 classes) ...")
-    train = load_benchmark("faces", "train", n=120)
-    test = load_benchmark("faces", "test", n=30)
-    estimator = JungleSegmenter(
-        ColourFeatures(max_offset=40, kinds=["value", "difference", "box_value",
-                                             "box_difference", "box_absdiff"], max_box=6),
-        n_estimators=3, max_width=128, max_depth=16, n_candidate_features=60,
-        sampling="balanced", samples_per_image=2000, images_per_dag=80,
-        random_state=args.seed)
+    train = load_benchmark(config.dataset, "train", n=120)
+    test = load_benchmark(config.dataset, "test", n=30)
+    estimator = config.estimator()
     _say(args, "training a 3-DAG jungle (the first run also compiles the kernels) ...")
     seconds = _train_model(estimator, train, args)
     model_path = save_model(_with_metadata(estimator, train), out / "faces-jungle.h5")
     jungle = load_model(model_path)
-    result, confusion, names = evaluate_model(jungle, test, args.quiet)
-    _confusion_png(confusion, names, out / "confusion.png")
+    scores, result = evaluate_jungle(jungle, test.images, test.labels, not args.quiet)
+    _confusion_png(scores.confusion, jungle.class_names, out / "confusion.png")
     (out / "scores.json").write_text(json.dumps(result, indent=2))
     for i in range(4):
         image, truth = test.images[i], test.labels[i]
@@ -338,7 +303,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from ._dag import ModelError
+    """Run the command line; returns the exit code."""
+    from .jungle import ModelError
 
     args = build_parser().parse_args(argv)
     try:

@@ -1,4 +1,4 @@
-"""Run configurations: one YAML file per benchmark, validated when loaded.
+"""Run configurations: one YAML file per benchmark and preset, validated when loaded.
 
 A configuration has up to five top-level keys::
 
@@ -9,15 +9,19 @@ A configuration has up to five top-level keys::
     seed: 0
 
 Keys left out take the estimator's defaults. A top-level key set to ``null`` counts as left
-out. Every key, type, range and choice is checked; a violation raises :class:`ConfigError`
-whose message names the source (file) and the dotted key, e.g.
-``configs/stanford.yaml: jungle.max_width: must be >= 2, got 1``.
+out. The allowed keys and values are not written down here: they are the estimators' and
+feature families' own ``_parameter_constraints`` (``docs/parameters.md`` lists them, made by
+:func:`parameter_table`). A violation raises :class:`ConfigError` whose message names the
+source (file) and the dotted key, e.g.
+``configs/stanford.yaml: jungle.max_width: must be an int in the range [2, 1048576] or None,
+got int 1``.
 """
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Callable, Mapping
+import functools
+import inspect
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -25,13 +29,10 @@ from typing import Any
 
 import yaml
 
-from ._classes import SEARCHES, JungleClassifier
-from ._criterion import CRITERIA
-from ._features import COLOUR_KINDS
-from ._schedules import SCHEDULES
-from .features import ColourFeatures, DepthFeatures
-from .sampling import STRATEGIES
-from .segmenter import JungleSegmenter
+from ._validation import Integral, Interval, StrOptions, describe, satisfies
+from .features import FAMILIES, FeatureFamily
+from .jungle import JungleClassifier
+from .segmentation import JungleSegmenter
 
 #: Values of the top-level ``dataset`` key.
 DATASETS: tuple[str, ...] = ("kinect", "faces", "fasseg", "stanford", "uci", "napari")
@@ -39,166 +40,67 @@ DATASETS: tuple[str, ...] = ("kinect", "faces", "fasseg", "stanford", "uci", "na
 #: The dataset whose rows are tabular: no ``features`` or ``sampling`` sections.
 TABULAR_DATASET = "uci"
 
+#: Image feature families a ``features`` section may name.
+IMAGE_FAMILIES = {name: cls for name, cls in FAMILIES.items() if name != "tabular"}
+
+#: Keys of the ``sampling`` section and the JungleSegmenter parameter each sets.
+SAMPLING_KEYS = {"strategy": "sampling", "samples_per_image": "samples_per_image",
+                 "images_per_dag": "images_per_dag", "ignore": "ignore",
+                 "correct_prior": "correct_prior"}
+
+_NOT_JUNGLE = {"features", "random_state", *SAMPLING_KEYS.values()}
 _TOP_KEYS = ("dataset", "features", "jungle", "sampling", "seed")
 _SECTIONS = ("features", "jungle", "sampling")
 # Config attribute holding each top-level key.
 _ATTRIBUTES = {"dataset": "dataset", "features": "feature_params", "jungle": "jungle_params",
                "sampling": "sampling_params", "seed": "seed"}
+_DATASET = [StrOptions(DATASETS)]
+_SEED = [Interval(Integral, 0, None, closed="left")]
 
 
 class ConfigError(ValueError):
     """An invalid configuration; the message names the source and the dotted key."""
 
 
-class _Invalid(Exception):
-    """A value breaks its rule; the caller adds the source and the key to the message."""
-
-
-Check = Callable[[Any], Any]
-"""Validates one value and returns it normalised (lists become tuples), or raises _Invalid."""
-
-
 def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-def _integer(minimum: int, maximum: int | None = None, *, nullable: bool = False,
-             words: tuple[str, ...] = ()) -> Check:
-    """An int (never a bool) in ``minimum..maximum``, or None if nullable, or one of words."""
-    bounds = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
-    expected = " or ".join([f"an integer {bounds}", *map(repr, words)]
-                           + (["null"] if nullable else []))
-
-    def check(value: Any) -> Any:
-        if (value is None and nullable) or (isinstance(value, str) and value in words):
-            return value
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-            raise _Invalid(f"expected {expected}, got {_describe(value)}")
-        if value < minimum or (maximum is not None and value > maximum):
-            raise _Invalid(f"must be {bounds}, got {value}")
-        return int(value)
-
-    return check
+def _normalised(value: Any) -> Any:
+    """Lists as tuples (read-only, comparable)."""
+    return tuple(_normalised(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
-def _positive_real(value: Any) -> float:
-    """A finite int or float (never a bool) above zero."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise _Invalid(f"expected a number > 0, got {_describe(value)}")
-    if not (math.isfinite(value) and value > 0):
-        raise _Invalid(f"must be a finite number > 0, got {value}")
-    return float(value)
-
-
-def _nullable(check: Check) -> Check:
-    """``check``, or None (null) as it is."""
-    def nullable(value: Any) -> Any:
-        return None if value is None else check(value)
-
-    return nullable
-
-
-def _boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _Invalid(f"expected true or false, got {_describe(value)}")
-    return value
-
-
-def _choice(options: tuple[str, ...]) -> Check:
-    """One of a few strings."""
-    def check(value: Any) -> str:
-        if not isinstance(value, str) or value not in options:
-            raise _Invalid(f"must be one of {', '.join(options)}; got {_describe(value)}")
-        return value
-
-    return check
-
-
-def _list_of(item: Check, *, non_empty: bool = False, unique: bool = False) -> Check:
-    """A list whose items pass ``item``; returned as a tuple."""
-    def check(value: Any) -> tuple:
-        if not isinstance(value, (list, tuple)):
-            raise _Invalid(f"expected a list, got {_describe(value)}")
-        if non_empty and not value:
-            raise _Invalid("must not be empty")
-        items = []
-        for i, element in enumerate(value):
-            try:
-                items.append(item(element))
-            except _Invalid as error:
-                raise _Invalid(f"item {i}: {error}") from None
-        if unique and len(set(items)) != len(items):
-            raise _Invalid(f"items must not repeat, got {list(value)}")
-        return tuple(items)
-
-    return check
-
-
-_FEATURE_SCHEMAS: dict[str, dict[str, Check]] = {
-    "colour": {
-        "family": _choice(("colour", "depth")),
-        "max_offset": _integer(0),
-        "kinds": _list_of(_choice(tuple(COLOUR_KINDS)), non_empty=True, unique=True),
-        "max_box": _integer(0),
-        "input": _choice(("rgb", "grey", "channels")),
-        "smoothing_scales": _list_of(_positive_real),
-        "n_channels": _integer(1),
-        "position": _boolean,
-        "gradient": _boolean,
-        "hessian": _boolean,
-        "centred": _boolean,
-        "box_filters": _list_of(_integer(1), unique=True),
-    },
-    "depth": {
-        "family": _choice(("colour", "depth")),
-        "max_offset": _positive_real,
-        "focal_length": _positive_real,
-    },
-}
-
-
-def _jungle_schema(tabular: bool) -> dict[str, Check]:
-    """Jungle parameters; tabular data also accept ``n_candidate_features: sqrt``."""
-    return {
-        "n_estimators": _integer(1),
-        "max_width": _integer(2, nullable=True),
-        "schedule": _choice(SCHEDULES),
-        "max_depth": _integer(0, nullable=True),
-        "criterion": _choice(tuple(CRITERIA)),
-        "n_candidate_features": _integer(1, words=("sqrt",) if tabular else ()),
-        "n_thresholds": _integer(1),
-        "lsearch_steps": _integer(0),
-        "search": _choice(SEARCHES),
-        "min_samples_split": _integer(2),
-        "min_samples_leaf": _integer(1),
-        **({} if tabular else {"smoothing": _integer(0), "guided_eps": _nullable(_positive_real)}),
-    }
-
-
-_SAMPLING_SCHEMA: dict[str, Check] = {
-    "strategy": _choice(STRATEGIES),
-    "samples_per_image": _integer(1),
-    "images_per_dag": _integer(1, nullable=True),
-    "ignore": _list_of(_integer(0, 65535)),
-    "correct_prior": _boolean,
-}
-
-_DATASET = _choice(DATASETS)
-_SEED = _integer(0)
+def _plain(value: Any) -> Any:
+    """Tuples back to lists, for YAML and JSON."""
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _error(source: str, key: str, message: str) -> ConfigError:
     return ConfigError(f"{source}: {key}: {message}")
 
 
-def _checked(value: Any, check: Check, key: str, source: str) -> Any:
-    try:
-        return check(value)
-    except _Invalid as error:
-        raise _error(source, key, str(error)) from None
+def _checked(value: Any, constraints: list, key: str, source: str) -> Any:
+    if not satisfies(constraints, value):
+        raise _error(source, key, f"must be {describe(constraints)}, got {_describe(value)}")
+    return _normalised(value)
 
 
-def _section(value: Any, schema: Mapping[str, Check], key: str,
+def jungle_schema(tabular: bool) -> dict[str, list]:
+    """Constraints of the ``jungle`` section: the estimator's parameters but for the
+    feature family, the seed and the sampling keys."""
+    estimator = JungleClassifier if tabular else JungleSegmenter
+    return {key: value for key, value in estimator._parameter_constraints.items()
+            if key not in _NOT_JUNGLE}
+
+
+def sampling_schema() -> dict[str, list]:
+    """Constraints of the ``sampling`` section."""
+    return {key: JungleSegmenter._parameter_constraints[param]
+            for key, param in SAMPLING_KEYS.items()}
+
+
+def _section(value: Any, schema: Mapping[str, list], key: str,
              source: str) -> MappingProxyType:
     """Validate a mapping against a schema; keys come out in schema order."""
     if not isinstance(value, Mapping):
@@ -212,23 +114,26 @@ def _section(value: Any, schema: Mapping[str, Check], key: str,
 
 
 def _features_section(value: Any, source: str) -> MappingProxyType:
+    """Validate the ``features`` section key by key, then as a whole (the family's own
+    rules between its options)."""
     if not isinstance(value, Mapping):
         raise _error(source, "features", f"expected a mapping, got {_describe(value)}")
+    names = ", ".join(IMAGE_FAMILIES)
     if "family" not in value:
-        raise _error(source, "features.family", "missing; must be one of colour, depth")
-    family = _checked(value["family"], _choice(tuple(_FEATURE_SCHEMAS)), "features.family",
+        raise _error(source, "features.family", f"missing; must be one of {names}")
+    family = _checked(value["family"], [StrOptions(IMAGE_FAMILIES)], "features.family",
                       source)
-    features = _section(value, _FEATURE_SCHEMAS[family], "features", source)
-    if features.get("input") == "channels" and "n_channels" not in features:
-        raise _error(source, "features.n_channels", "required with input: channels")
-    if "n_channels" in features and features.get("input") != "channels":
-        raise _error(source, "features.n_channels", "only allowed with input: channels")
+    cls = IMAGE_FAMILIES[family]
+    features = _section(value, {"family": [str], **cls._parameter_constraints}, "features",
+                        source)
+    try:
+        cls(**{k: v for k, v in features.items() if k != "family"})
+    except ValueError as error:  # a rule between options, e.g. "n_channels is required ..."
+        first, _, rest = str(error).partition(" ")
+        known = first in cls._parameter_constraints
+        raise _error(source, f"features.{first}" if known else "features",
+                     rest if known else str(error)) from None
     return features
-
-
-def _plain(value: Any) -> Any:
-    """Tuples back to lists, for YAML and JSON."""
-    return list(value) if isinstance(value, tuple) else value
 
 
 @dataclass(frozen=True)
@@ -291,9 +196,9 @@ class Config:
             features = _features_section(self.feature_params, source)
         empty = MappingProxyType({})
         jungle = empty if self.jungle_params is None else _section(
-            self.jungle_params, _jungle_schema(tabular), "jungle", source)
+            self.jungle_params, jungle_schema(tabular), "jungle", source)
         sampling = empty if self.sampling_params is None else _section(
-            self.sampling_params, _SAMPLING_SCHEMA, "sampling", source)
+            self.sampling_params, sampling_schema(), "sampling", source)
         seed = None if self.seed is None else _checked(self.seed, _SEED, "seed", source)
         for name, value in (("dataset", dataset), ("feature_params", features),
                             ("jungle_params", jungle), ("sampling_params", sampling),
@@ -386,12 +291,12 @@ class Config:
                 data[section] = {**(data.get(section) or {}), key: value}
         return type(self).from_dict(data, source=source)
 
-    def features(self) -> ColourFeatures | DepthFeatures:
+    def features(self) -> FeatureFamily:
         """Build the feature family of an image configuration.
 
         Returns
         -------
-        ColourFeatures or DepthFeatures
+        FeatureFamily
             The family named by ``features.family`` with the section's parameters.
 
         Raises
@@ -403,9 +308,7 @@ class Config:
             raise ConfigError(f"{self.source}: features: a {TABULAR_DATASET} configuration has "
                               "no image features")
         params = {key: value for key, value in self.feature_params.items() if key != "family"}
-        if self.feature_params["family"] == "depth":
-            return DepthFeatures(**params)
-        return ColourFeatures(**params)
+        return IMAGE_FAMILIES[self.feature_params["family"]](**params)
 
     def estimator(self) -> JungleSegmenter | JungleClassifier:
         """Build the unfitted estimator the configuration describes.
@@ -414,14 +317,13 @@ class Config:
         -------
         JungleSegmenter or JungleClassifier
             For image data a :class:`~jungleseg.JungleSegmenter` with the feature family, the
-            jungle parameters, ``sampling.strategy`` as ``sampling`` and the other sampling
-            keys as they are; for ``dataset: uci`` a :class:`~jungleseg.JungleClassifier`
-            with the jungle parameters. ``seed`` becomes ``random_state`` in both.
+            jungle parameters and the sampling keys (see :data:`SAMPLING_KEYS`); for
+            ``dataset: uci`` a :class:`~jungleseg.JungleClassifier` with the jungle
+            parameters. ``seed`` becomes ``random_state`` in both.
         """
         if self.dataset == TABULAR_DATASET:
             return JungleClassifier(**self.jungle_params, random_state=self.seed)
-        sampling = {("sampling" if key == "strategy" else key): value
-                    for key, value in self.sampling_params.items()}
+        sampling = {SAMPLING_KEYS[key]: value for key, value in self.sampling_params.items()}
         return JungleSegmenter(self.features(), **self.jungle_params, **sampling,
                                random_state=self.seed)
 
@@ -436,6 +338,29 @@ def parse_overrides(pairs) -> dict[str, Any]:
             raise ValueError(f"--set takes KEY=VALUE, got {pair!r}")
         overrides[key.strip()] = yaml.safe_load(value)
     return overrides
+
+
+def preset_paths() -> dict[str, Path]:
+    """The configurations shipped with the package (``configs/``, installed as
+    ``jungleseg.configs``), by name."""
+    from importlib.resources import files
+
+    folder = Path(str(files("jungleseg.configs")))
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def load_preset(name: str) -> Config:
+    """The shipped configuration ``name`` (e.g. ``"stanford"``), read once per change of
+    its file."""
+    paths = preset_paths()
+    if name not in paths:
+        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(paths)}")
+    return _load_cached(paths[name], paths[name].stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_cached(path: Path, mtime_ns: int) -> Config:
+    return load_config(path)
 
 
 def load_config(path: str | Path) -> Config:
@@ -465,3 +390,74 @@ def load_config(path: str | Path) -> Config:
     except yaml.YAMLError as error:
         raise ConfigError(f"{source}: not valid YAML: {error}") from None
     return Config.from_dict({} if data is None else data, source=source)
+
+
+def _parameter_docs(cls) -> dict[str, str]:
+    """First sentence of each parameter's description in a numpydoc class docstring
+    (a line ``a, b : type`` describes both)."""
+    lines = (inspect.getdoc(cls) or "").splitlines()
+    docs: dict[str, str] = {}
+    if "Parameters" not in lines:
+        return docs
+    names: list[str] = []
+    for line, after in zip(lines[lines.index("Parameters") + 2:], lines[lines.index(
+            "Parameters") + 3:] + [""]):
+        if after.startswith("---"):
+            break  # the next section's heading
+        if line and not line.startswith(" "):
+            names = [n.strip() for n in line.split(" : ")[0].split(",") if n.strip()]
+            for name in names:
+                docs[name] = ""
+        elif line.strip():
+            for name in names:
+                docs[name] = f"{docs[name]} {line.strip()}".strip()
+    def first_sentence(text: str) -> str:
+        text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+        return re.split(r"(?<=\.)\s(?=[A-Z(])", text)[0]
+
+    return {name: first_sentence(text) for name, text in docs.items()}
+
+
+def _table(title: str, schema: Mapping[str, list], defaults: Mapping[str, Any],
+           docs: Mapping[str, str], names: Mapping[str, str] | None = None) -> list[str]:
+    rows = [f"## {title}", "", "| key | allowed values | default | meaning |", "|---|---|---|---|"]
+    for key, constraints in schema.items():
+        param = (names or {}).get(key, key)
+        default = defaults.get(param, inspect.Parameter.empty)
+        shown = "" if default is inspect.Parameter.empty else f"`{_plain(default)!r}`"
+        allowed = describe(constraints).replace("|", "\\|")
+        rows.append(f"| `{key}` | {allowed} | {shown} | {docs.get(param, '')} |")
+    return rows + [""]
+
+
+def _defaults(cls) -> dict[str, Any]:
+    return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name != "self"}
+
+
+def parameter_table() -> str:
+    """Markdown table of every configuration key: allowed values, default and meaning, all
+    from the estimators' and families' declarations (``docs/parameters.md``)."""
+    out = ["# Parameters", "",
+           "Every key of a configuration file (`configs/*.yaml`), with the values it allows, its "
+           "default and its meaning. The Python estimators take the same names (the `sampling` "
+           "section's `strategy` is the `sampling` parameter). This page is generated from the "
+           "code's own declarations by `jungleseg.config.parameter_table()`; a test keeps it "
+           "current.", ""]
+    image_docs = {**_parameter_docs(JungleClassifier), **{
+        k: v for k, v in _parameter_docs(JungleSegmenter).items() if v and "As for" not in v}}
+    out += _table("`jungle` (images: `JungleSegmenter`)", jungle_schema(False),
+                  _defaults(JungleSegmenter), image_docs)
+    tabular_only = {k: v for k, v in jungle_schema(True).items()
+                    if k not in jungle_schema(False) or k == "n_candidate_features"}
+    out += _table("`jungle`, tabular only (`dataset: uci`, `JungleClassifier`)", tabular_only,
+                  _defaults(JungleClassifier), _parameter_docs(JungleClassifier))
+    out += _table("`sampling`", sampling_schema(), _defaults(JungleSegmenter),
+                  _parameter_docs(JungleSegmenter), SAMPLING_KEYS)
+    for name, cls in IMAGE_FAMILIES.items():
+        out += _table(f"`features` with `family: {name}` (`{cls.__name__}`)",
+                      cls._parameter_constraints, _defaults(cls), _parameter_docs(cls))
+    out += _table("top level", {"dataset": _DATASET, "seed": _SEED}, {}, {
+        "dataset": "Which benchmark the configuration is for (`uci`: tabular).",
+        "seed": "The estimator's `random_state`."})
+    return "\n".join(out).rstrip() + "\n"

@@ -19,10 +19,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ._dag import _DTYPES, DAG, ModelError
+from ._validation import describe, satisfies
 from ._version import __version__
 from .features import family_from_dict
-from .model import Jungle
+from .jungle import DAG, Jungle, ModelError
+from .jungle._dag import _DTYPES
+from .segmentation import SEGMENTATION_CONSTRAINTS
 
 FORMAT = "jungleseg-model"
 FORMAT_VERSION = 1
@@ -98,16 +100,14 @@ def _attr_json(f, name: str, path: Path):
         raise ModelFileError(f"{path}: attribute '{name}' is not valid JSON: {err}") from None
 
 
-_SEGMENTATION_PARAMS = ("background", "smoothing")
-
-
-def _guided_smoothing_problem(params: dict, metadata: dict) -> str | None:
-    """What is wrong with the edge-aware smoothing settings segmentation reads, if anything."""
-    eps = params.get("guided_eps")
-    if eps is None:
+def _segmentation_problem(params: dict, metadata: dict) -> str | None:
+    """What is wrong with the training parameters segmentation reads, if anything."""
+    for key, constraints in SEGMENTATION_CONSTRAINTS.items():
+        if key in params and not satisfies(constraints, params[key]):
+            return (f"training parameter {key} must be {describe(constraints)}, got "
+                    f"{params[key]!r}")
+    if params.get("guided_eps") is None:
         return None
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < np.inf:
-        return f"training parameter guided_eps must be null or a number > 0, got {eps!r}"
     guide = metadata.get("guide")
     if (not isinstance(guide, list) or len(guide) != 2
             or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -156,13 +156,8 @@ def load_model(path: str | os.PathLike) -> Jungle:
     except (OSError, KeyError, ValueError, TypeError) as err:
         raise ModelFileError(f"{path}: unreadable model file ({err})") from None
     params = params if isinstance(params, dict) else {}
-    for key in _SEGMENTATION_PARAMS:  # read when segmenting: must be small whole numbers
-        value = params.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-            raise ModelFileError(f"{path}: training parameter {key} must be a whole number "
-                                 f"from 0 to 65535, got {value!r}")
     metadata = metadata if isinstance(metadata, dict) else {}
-    problem = _guided_smoothing_problem(params, metadata)
+    problem = _segmentation_problem(params, metadata)
     if problem:
         raise ModelFileError(f"{path}: {problem}")
     jungle = Jungle(dags, classes, family, params, metadata)

@@ -10,7 +10,8 @@ import numpy as np
 
 from jungleseg.datasets.faces import CLASS_NAMES as FACE_CLASSES
 from jungleseg.datasets.faces import render_faces
-from jungleseg.datasets.kinect import PART_NAMES, VOID, render_frames
+from jungleseg.datasets.kinect import CLASS_NAMES as BODY_PARTS
+from jungleseg.datasets.kinect import VOID, render_frames
 from jungleseg.datasets.microscopy import CLASS_NAMES as CELL_CLASSES
 from jungleseg.datasets.microscopy import render_cells
 from jungleseg.datasets.scribbles import paint_scribbles
@@ -31,7 +32,7 @@ def depth_body() -> list[tuple]:
     truth = np.where(parts[0] == VOID, 0, parts[0]).astype(np.uint8)  # 0: background
     millimetres = np.round(depth[0] * 1000).astype(np.uint16)
     return _layers(millimetres, truth, "depth body",
-                   {"colormap": "gray_r", "contrast_limits": (0, 5000)}, PART_NAMES[1:])
+                   {"colormap": "gray_r", "contrast_limits": (0, 5000)}, BODY_PARTS[1:])
 
 
 def face() -> list[tuple]:

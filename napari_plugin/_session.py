@@ -9,27 +9,22 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
 
-from jungleseg import JungleSegmenter, segment
-from jungleseg.segment import segment_prepared
-from jungleseg.config import Config, load_config
-from jungleseg.features import ColourFeatures, DepthFeatures, ImageStore
-from jungleseg.model import Jungle
+from jungleseg import (ColourFeatures, DepthFeatures, ImageStore, Jungle, JungleSegmenter,
+                       segment, segment_prepared)
+from jungleseg.config import Config, load_preset, preset_paths
 
 #: Image types the widget offers; each says how a layer's array is read.
 IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
 DEFAULT_PRESET = "napari"
 
 
-def preset_paths() -> dict[str, Path]:
-    """The image presets of configs/ (installed as ``jungleseg.configs``), by name, the
-    napari default first."""
-    folder = Path(str(files("jungleseg.configs")))
-    paths = {p.stem: p for p in sorted(folder.glob("*.yaml")) if p.stem != "uci"}
+def image_presets() -> dict[str, Path]:
+    """The image presets of configs/ by name, the napari default first."""
+    paths = {name: p for name, p in preset_paths().items() if name != "uci"}
     return dict(sorted(paths.items(), key=lambda item: item[0] != DEFAULT_PRESET))
 
 
@@ -76,33 +71,26 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
               smoothing: int | None = None) -> JungleSegmenter:
     """An unfitted segmenter: the preset with the widget's knobs and features for ``kind``.
 
-    A colour preset keeps its kinds and box sizes for grey, RGB and multichannel layers;
-    a depth layer always gets depth features. ``max_offset`` is in pixels for colour
-    features and in metres for depth.
+    A colour preset keeps its kinds and box sizes for grey, RGB and multichannel layers
+    (:meth:`ColourFeatures.for_input`); a depth layer always gets depth features.
+    ``max_offset`` is in pixels for colour features and in metres for depth.
     """
-    features = dict(preset.feature_params)
+    family = preset.features()
     if kind == "depth":
-        base = features if features.get("family") == "depth" else {}
-        features = {"family": "depth", "max_offset": float(max_offset),
-                    **{k: v for k, v in base.items() if k == "focal_length"}}
+        focal = family.focal_length if isinstance(family, DepthFeatures) else None
+        family = DepthFeatures(float(max_offset), *([focal] if focal else []))
     else:
-        if features.get("family") != "colour":
-            features = {"family": "colour"}
-        features.update(input="rgb" if kind == "rgb" else kind,
-                        max_offset=max(1, int(round(max_offset))))
-        features.pop("n_channels", None)
-        if kind != "grey":  # gradient and curvature channels are made from grey input
-            features.pop("gradient", None)
-            features.pop("hessian", None)
-        if kind == "channels":
-            features["n_channels"] = int(n_channels)
-    overrides = {"features": features, "jungle.n_estimators": int(n_estimators),
-                 "jungle.max_width": int(max_width), "jungle.max_depth": int(max_depth)}
+        colour = family if isinstance(family, ColourFeatures) else ColourFeatures()
+        family = colour.for_input(kind, int(n_channels) if kind == "channels" else None
+                                  ).with_params(max_offset=max(1, int(round(max_offset))))
+    model = preset.estimator()
+    model.set_params(features=family, n_estimators=int(n_estimators),
+                     max_width=int(max_width), max_depth=int(max_depth))
     if seed is not None:
-        overrides["seed"] = int(seed)
+        model.set_params(random_state=int(seed))
     if smoothing is not None:
-        overrides["jungle.smoothing"] = int(smoothing)
-    return preset.with_overrides(overrides).estimator()
+        model.set_params(smoothing=int(smoothing))
+    return model
 
 
 def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> list[tuple]:
@@ -131,15 +119,18 @@ def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> lis
 
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
-          progress=None) -> dict[tuple, tuple[ImageStore, int]]:
+          progress=None, indices: list[tuple] | None = None
+          ) -> dict[tuple, tuple[ImageStore, int]]:
     """Fit ``model`` on every painted slice (only those are read from ``image``);
-    ``progress(level, n_nodes)`` as in ``fit``.
+    ``progress(level, n_nodes)`` as in ``fit``; ``indices``, the painted slices if the
+    caller has found them already (:func:`painted_indices`).
 
     Returns the painted slices' channels as ``{slice index: (store, position)}``, for
     :func:`segment_stack` to segment those slices without computing them again.
     """
     scribbles = np.asarray(scribbles)
-    indices = painted_indices(image.shape, scribbles, kind)
+    if indices is None:
+        indices = painted_indices(image.shape, scribbles, kind)
     slices = [np.asarray(image[i]) for i in indices]
     features = model.features  # the estimator() of a preset names its features
     # padded so that training and segment_prepared read probes unclamped (same result)
@@ -194,17 +185,9 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
 def uncertainty(proba: np.ndarray) -> np.ndarray:
     """1 - the winning class's probability: 0 where the jungle is sure.
 
-    A running maximum over the class planes: ``proba.max(axis=-1)`` over a short last
-    axis took 42 ms for 1024x1024x4 on the interface thread, this 3-5 ms."""
+    A running maximum over the class planes, much faster than ``proba.max(axis=-1)``
+    over a short last axis (it runs on the interface thread)."""
     top = np.array(proba[..., 0], np.float32)
     for c in range(1, proba.shape[-1]):
         np.maximum(top, proba[..., c], out=top)
     return np.subtract(np.float32(1), top, out=top)
-
-
-def load_preset(name: str) -> Config:
-    """The named preset from configs/."""
-    paths = preset_paths()
-    if name not in paths:
-        raise ValueError(f"unknown preset {name!r}; presets: {', '.join(paths)}")
-    return load_config(paths[name])

@@ -28,7 +28,9 @@ from napari.utils.notifications import show_error, show_info
 from qtpy.QtCore import QObject, QTimer, Signal
 from qtpy.QtWidgets import QFileDialog
 
-from jungleseg import load_model, save_model
+from jungleseg import ColourFeatures, DepthFeatures, JungleSegmenter, load_model, save_model
+from jungleseg._validation import bounds
+from jungleseg.config import load_preset
 
 from . import _session as session
 
@@ -36,6 +38,12 @@ if TYPE_CHECKING:
     import napari
 
 LIVE_DELAY_MS = 600  # quiet time after the last brush stroke before a live update
+
+
+def _spin_range(name: str) -> dict:
+    """A spin box's range: the interval the segmenter declares for parameter ``name``."""
+    low, high = bounds(JungleSegmenter._parameter_constraints[name])
+    return {"min": int(low), "max": int(high)}
 
 
 class Cancelled(Exception):
@@ -72,13 +80,13 @@ class JungleWidget(Container):
         self.kind = ComboBox(label="image type", choices=session.IMAGE_KINDS)
         self.scribbles = ComboBox(label="scribbles", choices=self._layers_of(Labels),
                                   nullable=True)
-        presets = session.preset_paths()
+        presets = session.image_presets()
         self.preset = ComboBox(label="preset", choices=list(presets) or [session.DEFAULT_PRESET])
-        self.n_estimators = SpinBox(label="DAGs", min=1, max=64)
-        self.width_m = SpinBox(label="width M", min=2, max=65536)
-        self.max_depth = SpinBox(label="depth", min=1, max=64)
-        self.max_offset = FloatSpinBox(label="offset range", min=0.01, max=1000, step=1)
-        self.smoothing = SpinBox(label="smoothing (px)", min=0, max=200,
+        self.n_estimators = SpinBox(label="DAGs", **_spin_range("n_estimators"))
+        self.width_m = SpinBox(label="width M", **_spin_range("max_width"))
+        self.max_depth = SpinBox(label="depth", **_spin_range("max_depth"))
+        self.max_offset = FloatSpinBox(label="offset range", step=1)
+        self.smoothing = SpinBox(label="smoothing (px)", **_spin_range("smoothing"),
                                  tooltip="half-size of the box over which class probabilities "
                                          "are averaged before labelling (0: none); edge-aware "
                                          "(a guided filter) when the preset sets guided_eps")
@@ -131,7 +139,7 @@ class JungleWidget(Container):
     def _on_preset_changed(self, *_):
         """Load the preset's knobs; offsets are metres for depth and pixels otherwise."""
         try:
-            config = session.load_preset(self.preset.value)
+            config = load_preset(self.preset.value)
         except (ValueError, OSError) as err:
             show_error(str(err))
             return
@@ -142,6 +150,9 @@ class JungleWidget(Container):
         self.smoothing.value = jungle.get("smoothing", 0)
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
+        family = DepthFeatures if self.kind.value == "depth" else ColourFeatures
+        low, high = bounds(family._parameter_constraints["max_offset"])
+        self.max_offset.min, self.max_offset.max = max(low, 0.01), high
         if self.kind.value == "depth":
             self.max_offset.value = features.get("max_offset", 0.45) if depth_preset else 0.45
             self.max_offset.step, self.max_offset.label = 0.05, "offset range (m)"
@@ -188,7 +199,7 @@ class JungleWidget(Container):
     def _estimator(self, image_layer):
         kind = self.kind.value
         n_channels = image_layer.data.shape[-1] if kind == "channels" else 1
-        return session.estimator(session.load_preset(self.preset.value), kind, n_channels,
+        return session.estimator(load_preset(self.preset.value), kind, n_channels,
                                  self.n_estimators.value, self.width_m.value,
                                  self.max_depth.value, self.max_offset.value,
                                  smoothing=self.smoothing.value)
@@ -206,7 +217,7 @@ class JungleWidget(Container):
             session.check_layer(kind, np.shape(data), image_layer.rgb,
                                 name=f"layer {image_layer.name!r}")
             model = self._estimator(image_layer)
-            session.painted_indices(data.shape, painted, kind)  # fail here, not in the thread
+            indices = session.painted_indices(data.shape, painted, kind)  # fail here, not later
         except ValueError as err:
             show_error(str(err))
             return
@@ -217,7 +228,7 @@ class JungleWidget(Container):
             start = time.perf_counter()
             try:
                 prepared = session.train(model, data, painted, kind,
-                                         progress=self._progress_callback)
+                                         progress=self._progress_callback, indices=indices)
             except Cancelled:
                 yield ("cancelled",)
                 return

@@ -10,8 +10,14 @@ import h5py
 import numpy as np
 import pytest
 
-from jungleseg import (ColourFeatures, JungleClassifier, JungleSegmenter, ModelFileError,
-                       load_model, save_model)
+from jungleseg import (
+    ColourFeatures,
+    JungleClassifier,
+    JungleSegmenter,
+    ModelFileError,
+    load_model,
+    save_model,
+)
 from jungleseg.datasets.faces import render_faces
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 
 BENCHMARKS = ("kinect", "faces", "fasseg", "stanford")
 
@@ -56,25 +55,14 @@ def load_benchmark(name: str, part: str = "train", data=None, n: int | None = No
         return Split(list(images[:n]), list(labels[:n]), dict(enumerate(CLASS_NAMES)),
                      {i: c.tolist() for i, c in enumerate(CLASS_COLOURS)})
     if name == "kinect":
-        from .kinect import PART_COLOURS, PART_NAMES, load_frames, render_frames
+        from .kinect import CLASS_COLOURS, CLASS_NAMES, load_frames, render_frames
 
         if data is not None:
             depth, labels = load_frames(data)
         else:
             depth, labels = render_frames(n or (1000 if part == "train" else 200),
                                           seed=0 if part == "train" else 1)
-        names = dict(enumerate(PART_NAMES))
+        names = dict(enumerate(CLASS_NAMES))
         return Split(list(depth[:n]), list(labels[:n]), names,
-                     {i: c.tolist() for i, c in enumerate(PART_COLOURS)})
+                     {i: c.tolist() for i, c in enumerate(CLASS_COLOURS)})
     raise ValueError(f"unknown dataset {name!r}; choose from {', '.join(BENCHMARKS)}")
-
-
-def fingerprint(images, labels) -> str:
-    """Short SHA-256 of the training data, stored in model files."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for im, lab in zip(images, labels):
-        digest.update(np.ascontiguousarray(im).tobytes())
-        digest.update(np.ascontiguousarray(lab).tobytes())
-    return digest.hexdigest()[:16]

@@ -1,0 +1,118 @@
+"""What every image set shares: folders of numbered image and label PNGs with a
+``meta.json``, label maps drawn in class colours, and contact sheets to look at."""
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+def colourise(labels: np.ndarray, colours: np.ndarray,
+              other: tuple[int, int, int] = (255, 255, 255)) -> np.ndarray:
+    """Label map (any shape, values 0..255) as RGB: class k in ``colours[k]``, values beyond
+    the table (void) in ``other``.
+
+    >>> colourise(np.array([0, 1, 255]), np.array([[0, 0, 0], [255, 0, 0]], np.uint8))
+    array([[  0,   0,   0],
+           [255,   0,   0],
+           [255, 255, 255]], dtype=uint8)
+    """
+    table = np.empty((256, 3), np.uint8)
+    table[:] = other
+    table[:len(colours)] = colours
+    return table[np.asarray(labels, np.uint8)]
+
+
+def save_image_set(folder: str | os.PathLike, images, labels, meta: dict,
+                   image_dir: str = "images") -> Path:
+    """Write ``<image_dir>/000000.png``... and ``labels/000000.png``... (8-bit class
+    indices) and ``meta.json`` with ``count`` and ``size`` plus ``meta``.
+
+    Images are written as they are: uint8 RGB (converted to PNG's BGR order), 8-bit grey
+    or 16-bit single-channel (depth). Raises ValueError for shapes that do not pair up
+    and OSError naming the file that could not be written.
+    """
+    images, labels = np.asarray(images), np.asarray(labels)
+    if labels.ndim != 3 or images.shape[:3] != labels.shape:
+        raise ValueError(f"expected images (n, H, W[, 3]) and labels (n, H, W), got "
+                         f"{images.shape} and {labels.shape}")
+    folder = Path(folder)
+    (folder / image_dir).mkdir(parents=True, exist_ok=True)
+    (folder / "labels").mkdir(parents=True, exist_ok=True)
+    for i, (image, label) in enumerate(zip(images, labels)):
+        name = f"{i:06d}.png"
+        if image.ndim == 3:
+            image = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+        for path, array in ((folder / image_dir / name, image),
+                            (folder / "labels" / name, label.astype(np.uint8))):
+            if not cv2.imwrite(str(path), array):
+                raise OSError(f"{path}: could not write this file")
+    info = {"count": int(len(images)), "size": list(images.shape[1:3]), **meta}
+    (folder / "meta.json").write_text(json.dumps(info, indent=2) + "\n")
+    return folder
+
+
+def load_image_set(folder: str | os.PathLike, image_dir: str = "images"
+                   ) -> tuple[list[np.ndarray], list[np.ndarray], dict]:
+    """Read a folder written by :func:`save_image_set`: images (RGB, grey or 16-bit as
+    stored), label maps and the ``meta.json`` entries."""
+    folder = Path(folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    images, labels = [], []
+    for i in range(int(meta["count"])):
+        name = f"{i:06d}.png"
+        image = cv2.imread(str(folder / image_dir / name), cv2.IMREAD_UNCHANGED)
+        label = cv2.imread(str(folder / "labels" / name), cv2.IMREAD_UNCHANGED)
+        if image is None or label is None:
+            raise OSError(f"{folder}: missing or unreadable {image_dir}/{name} or "
+                          f"labels/{name}")
+        images.append(cv2.cvtColor(image, cv2.COLOR_BGR2RGB) if image.ndim == 3 else image)
+        labels.append(label)
+    return images, labels, meta
+
+
+def contact_sheet(items, path: str | os.PathLike, per_row: int = 4,
+                  legend: tuple | None = None, facecolor: str = "white",
+                  panel_inches: float = 2.5) -> Path:
+    """Save a grid of pictures: each item is a column of ``(RGB array, title)`` panels,
+    ``per_row`` items side by side; ``legend = (names, colours)`` adds a class legend.
+
+    Matplotlib's object interface (no pyplot state), so it runs in any thread.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    items = list(items)
+    if not items:
+        raise ValueError("a contact sheet needs at least one item")
+    panels = len(items[0])
+    columns = min(len(items), per_row)
+    rows = panels * math.ceil(len(items) / columns)
+    height, width = items[0][0][0].shape[:2]
+    fig = Figure(figsize=(panel_inches * columns,
+                          panel_inches * rows * height / width + (0.6 if legend else 0.2)),
+                 dpi=90, facecolor=facecolor)
+    axes = fig.subplots(rows, columns, squeeze=False)
+    text = "white" if facecolor == "black" else "black"
+    for ax in axes.flat:
+        ax.set_axis_off()
+    for i, item in enumerate(items):
+        row, col = panels * (i // columns), i % columns
+        for k, (picture, title) in enumerate(item):
+            axes[row + k, col].imshow(picture, interpolation="nearest")
+            axes[row + k, col].set_title(title, fontsize=8, color=text)
+    if legend:
+        names, colours = legend
+        handles = [Patch(facecolor=np.asarray(c) / 255, edgecolor="grey", label=name)
+                   for name, c in zip(names, colours)]
+        fig.legend(handles=handles, loc="lower center", ncol=min(len(names), 8), fontsize=7,
+                   labelcolor=text, frameon=False)
+    fig.tight_layout(rect=(0, 0.06 if legend else 0, 1, 1))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, facecolor=facecolor)
+    return path

@@ -1,0 +1,150 @@
+"""The base class of feature families, and the registry that rebuilds them from files.
+
+A family says what a split may test. It draws candidate features for a node (through
+a ``spec`` vector its Numba drawer understands) and turns raw images into the channels
+of an :class:`ImageStore`. The trainer sees only kind codes, parameter rows and the
+store, so a new family plugs in without changing it: a module with a subclass that
+declares its name, its constructor's ``_parameter_constraints`` and its kernels.
+"""
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import check_params
+from ._store import ImageStore
+
+#: Every family by name, filled as subclasses are defined.
+FAMILIES: dict[str, type[FeatureFamily]] = {}
+
+
+def _plain(value: Any) -> Any:
+    """NumPy scalars as Python numbers and sequences as tuples, so that parameters
+    compare, hash and go to JSON the same whatever the caller passed."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+class FeatureFamily:
+    """Base class: a family of split features.
+
+    A subclass declares ``name``, ``n_params`` (floats per parameter row),
+    ``_parameter_constraints`` for its constructor's arguments (each stored under its
+    own name) and :meth:`spec`, and makes channels with :meth:`channels_into`.
+    """
+
+    name: ClassVar[str] = "base"
+    n_params: ClassVar[int] = 0
+    _parameter_constraints: ClassVar[dict] = {}
+    kind_codes: tuple = ()  # feature kind codes its split nodes may store
+    n_store_channels = 1  # channels of the store it prepares
+    needs_integral = False  # whether features read integral images
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        FAMILIES[cls.name] = cls
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+
+    def _validate(self) -> None:
+        """Check the constructor's arguments (stored as attributes) against the
+        constraints, then store them as plain values (see :func:`_plain`)."""
+        params = {name: getattr(self, name) for name in self._param_names()}
+        check_params(self._parameter_constraints, params, type(self).__name__)
+        for name, value in params.items():
+            setattr(self, name, _plain(value))
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments that rebuild this family."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def with_params(self, **changes) -> FeatureFamily:
+        """A new family of this class with some arguments changed (validated again)."""
+        return type(self)(**{**self.get_params(), **changes})
+
+    def to_dict(self) -> dict:
+        """JSON-friendly description, enough to rebuild the family
+        (:func:`family_from_dict`)."""
+        return {"name": self.name, **{k: list(v) if isinstance(v, tuple) else v
+                                      for k, v in self.get_params().items()}}
+
+    def channels(self, image, window=None) -> np.ndarray:
+        """The (H, W, n_store_channels) float32 channels the features read from one image
+        (or from a tile of one: ``window = (row0, col0, full_height, full_width)``)."""
+        image = np.asarray(image)
+        planes = np.empty((self.n_store_channels, *image.shape[:2]), np.float32)
+        self.channels_into(image, planes, window)
+        return np.moveaxis(planes, 0, 2)
+
+    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+        """Write the channels of ``image`` into the (n_store_channels, H, W) float32
+        array ``out``, which may be a strided view into a store."""
+        raise NotImplementedError
+
+    def margin(self, tile) -> int:
+        """Pixels of context around ``tile`` needed for its features to equal the whole
+        image's."""
+        raise NotImplementedError
+
+    def prepare(self, images, pad: int = 0, window=None) -> ImageStore:
+        """A store of raw images converted to channels, with a border of ``pad`` pixels
+        (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile."""
+        images = [np.asarray(im) for im in images]
+        return ImageStore.build(
+            [im.shape[:2] for im in images], self.n_store_channels,
+            lambda i, planes: self.channels_into(images[i], planes, window=window),
+            integral=self.needs_integral, pad=pad)
+
+    @property
+    def point_reach(self) -> int | None:
+        """How far from its pixel a feature may probe, in pixels, when every kind reads
+        single pixels at fixed offsets; None when some kind does not (depth probes scale
+        with depth, box kinds read boxes). A store padded this far is segmented without
+        clamping probes to the image (:meth:`Jungle.predict_image`)."""
+        return None
+
+    def spec(self) -> np.ndarray:
+        """float64 vector read by the Numba candidate drawer."""
+        raise NotImplementedError
+
+    def check_params(self, params: np.ndarray) -> str | None:
+        """Why these split-node parameter rows are unsafe for the kernels, or None."""
+        return None
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FeatureFamily) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.get_params().items())))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+def check_indices(values: np.ndarray, limit: int, what: str) -> str | None:
+    """Why ``values`` are not whole numbers from 0 to ``limit - 1``, or None."""
+    if np.any(values < 0) or np.any(values >= limit) or np.any(values != np.round(values)):
+        return f"{what} indices must be whole numbers from 0 to {limit - 1}"
+    return None
+
+
+def family_from_dict(d: dict) -> FeatureFamily:
+    """Rebuild a family from :meth:`FeatureFamily.to_dict` output.
+
+    >>> from jungleseg.features import DepthFeatures
+    >>> family_from_dict(DepthFeatures(0.3).to_dict())
+    DepthFeatures(max_offset=0.3, focal_length=285.63)
+    """
+    d = dict(d)
+    cls = FAMILIES.get(d.pop("name", None))
+    if cls is None:
+        raise ValueError(f"unknown feature family in {d!r}")
+    return cls(**d)

@@ -1,0 +1,211 @@
+"""Offset features on colour or intensity channels: single pixels or box means."""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from .._validation import Integral, Interval, ListOf, Real, StrOptions
+from . import _kernels as kernels
+from ._base import FeatureFamily, check_indices
+from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues
+
+#: Inputs a colour family reads.
+INPUTS = ("rgb", "grey", "channels")
+#: Options that only grey input has (they are computed from the intensity).
+GREY_ONLY = ("gradient", "hessian")
+_FAR = 1 << 20  # the longest probe offset and box half-size the kernels accept
+
+
+class ColourFeatures(FeatureFamily):
+    """Offset features on colour or intensity channels, single pixels or box means.
+
+    Parameters
+    ----------
+    max_offset : int
+        Largest probe offset per axis, in pixels.
+    kinds : sequence of str
+        Any of 'value', 'difference', 'sum', 'absdiff' and their 'box_' versions.
+    max_box : int
+        Largest box half-size (a box is up to ``2 max_box + 1`` pixels wide).
+    input : {'rgb', 'grey', 'channels'}
+        RGB images become CIELab; grey images become the intensity plus Gaussian-smoothed
+        copies at ``smoothing_scales``; 'channels' takes (H, W, n_channels) as they are.
+    smoothing_scales : sequence of float
+        Gaussian sigmas for grey input.
+    n_channels : int
+        Channel count for 'channels' input.
+    position : bool
+        Append two channels holding the pixel's row and column as fractions of the image
+        height and width, times 100 (the range of CIELab lightness), so that splits can
+        use where a pixel is (sky above, road below) as well as what is around it.
+    gradient : bool
+        For grey input, also the gradient magnitude (Sobel) of each smoothed copy: edge
+        strength at every scale, which separates textures of equal mean intensity.
+    hessian : bool
+        For grey input, also the two eigenvalues (larger first) of the Hessian (3x3 Sobel
+        second derivatives) of each smoothed copy: curvature, which marks ridges, blobs and
+        the inflection line of an edge.
+    centred : bool
+        Put the first probe on the pixel itself (u = 0); the second keeps its offset.
+        Offset probes place a class boundary up to ``max_offset`` pixels away from the
+        image edge that causes it, which sparse scribbles (painted inside regions, never
+        on boundaries) cannot correct; centred probes keep boundaries on the edges.
+    box_filters : sequence of int
+        Box half-sizes r: every converted channel also gets its mean over the
+        ``(2 r + 1) x (2 r + 1)`` box around each pixel (clipped to the image, as the box
+        kinds are), appended as channels. Pixel kinds then compare box means for the
+        price of one read, where box kinds need four reads of the integral images.
+    """
+
+    name = "colour"
+    n_params = kernels.N_PARAMS[kernels.FAMILY_COLOUR]
+    _parameter_constraints = {
+        "max_offset": [Interval(Integral, 0, _FAR, closed="both")],
+        "kinds": [ListOf(StrOptions(kernels.COLOUR_KINDS), non_empty=True, unique=True)],
+        "max_box": [Interval(Integral, 0, _FAR, closed="both")],
+        "input": [StrOptions(INPUTS)],
+        "smoothing_scales": [ListOf(Interval(Real, 0, None, closed="neither"))],
+        "n_channels": [Interval(Integral, 1, None, closed="left"), None],
+        "position": ["boolean"],
+        "gradient": ["boolean"],
+        "hessian": ["boolean"],
+        "centred": ["boolean"],
+        "box_filters": [ListOf(Interval(Integral, 1, _FAR, closed="both"), unique=True)],
+    }
+
+    def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
+                 "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
+                 smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
+                 position: bool = False, gradient: bool = False, hessian: bool = False,
+                 centred: bool = False, box_filters=()):
+        self.max_offset = max_offset
+        self.kinds = kinds
+        self.max_box = max_box
+        self.input = input
+        self.smoothing_scales = smoothing_scales
+        self.n_channels = n_channels
+        self.position = position
+        self.gradient = gradient
+        self.hessian = hessian
+        self.centred = centred
+        self.box_filters = box_filters
+        self._validate()
+        if (input == "channels") != (n_channels is not None):
+            raise ValueError("n_channels is required with input='channels' and allowed with "
+                             "it only")
+        for name in GREY_ONLY:
+            if input != "grey" and getattr(self, name):
+                raise ValueError(f"{name} channels are made for grey input only")
+
+    @property
+    def n_input_channels(self) -> int:
+        """Channels made from the image (before box means and positions)."""
+        if self.input == "rgb":
+            return 3
+        if self.input == "grey":
+            return 1 + (1 + self.gradient + 2 * self.hessian) * len(self.smoothing_scales)
+        return self.n_channels
+
+    @property
+    def n_store_channels(self) -> int:
+        return self.n_input_channels * (1 + len(self.box_filters)) + 2 * self.position
+
+    def for_input(self, input: str, n_channels: int | None = None) -> ColourFeatures:
+        """This family for another input: the same options, less those the new input
+        does not have (:data:`GREY_ONLY`)."""
+        grey_only = {} if input == "grey" else {name: False for name in GREY_ONLY}
+        return self.with_params(input=input, n_channels=n_channels if input == "channels"
+                                else None, **grey_only)
+
+    @property
+    def kind_codes(self) -> tuple:
+        return tuple(kernels.COLOUR_KINDS[k] for k in self.kinds)
+
+    @property
+    def needs_integral(self) -> bool:
+        return any(k.startswith("box_") for k in self.kinds)
+
+    @property
+    def point_reach(self) -> int | None:
+        return None if self.needs_integral else self.max_offset
+
+    def spec(self) -> np.ndarray:
+        return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_store_channels,
+                         self.max_box, len(self.kinds), *self.kind_codes, self.centred],
+                        np.float64)
+
+    def check_params(self, params: np.ndarray) -> str | None:
+        problem = check_indices(params[:, 4:6].ravel(), self.n_store_channels, "channel")
+        if problem:
+            return problem
+        boxes = params[:, 6:8]
+        if np.any(boxes < 0) or np.any(boxes != np.round(boxes)) or np.any(boxes > _FAR):
+            return "box half-sizes must be whole numbers from 0 to 2^20"
+        if np.any(np.abs(params[:, :4]) > _FAR):
+            return "probe offsets must lie within 2^20 pixels"
+        return None
+
+    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+        """The channels written into ``out`` (n_store_channels, H, W), which may be a
+        strided view: OpenCV's filters and NumPy round the same whatever the stride, so a
+        padded store holds the same values. ``window = (row0, col0, full_height,
+        full_width)`` says that ``image`` is a tile of a larger image, so that position
+        channels keep whole-image coordinates."""
+        image = np.asarray(image)
+        n = self.n_input_channels
+        self._convert(image, out[:n])
+        h, w = out.shape[1:]
+        for i, half in enumerate(self.box_filters, start=1):
+            for ch in range(n):
+                box_mean(out[ch], half, out=out[i * n + ch])
+        if self.position:
+            row0, col0, full_h, full_w = window or (0, 0, h, w)
+            out[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
+                       * np.float32(100 / max(full_h - 1, 1)))[:, None]
+            out[-1] = (np.arange(col0, col0 + w, dtype=np.float32)
+                       * np.float32(100 / max(full_w - 1, 1)))[None, :]
+
+    def margin(self, tile=None) -> int:
+        derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
+        smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
+        box = self.max_box if self.needs_integral else 0
+        return (self.max_offset + box + max(self.box_filters, default=0)
+                + (smoothing if self.input == "grey" else 0))
+
+    def _convert(self, image: np.ndarray, out: np.ndarray) -> None:
+        """Write the converted channels (before box means and positions) into the
+        (n_input_channels, H, W) ``out``."""
+        if self.input == "rgb":
+            if image.ndim != 3 or image.shape[2] not in (3, 4):
+                raise ValueError(f"expected an RGB image (H, W, 3), got shape {image.shape}")
+            scale = 255.0 if image.dtype == np.uint8 else (65535.0 if image.dtype == np.uint16
+                                                          else 1.0)
+            rgb = np.ascontiguousarray(image[:, :, :3], dtype=np.float32) / np.float32(scale)
+            np.copyto(out, np.moveaxis(cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab), 2, 0))
+            return
+        if self.input == "grey":
+            if image.ndim == 3 and image.shape[2] == 1:
+                image = image[:, :, 0]
+            if image.ndim != 2:
+                raise ValueError(f"expected a grey image (H, W), got shape {image.shape}")
+            np.copyto(out[0], image, casting="unsafe")
+            n_scales = len(self.smoothing_scales)
+            smoothed = out[1:1 + n_scales]
+            for plane, sigma in zip(smoothed, self.smoothing_scales):
+                cv2.GaussianBlur(out[0], (0, 0), sigma, dst=plane,
+                                 borderType=cv2.BORDER_REPLICATE)
+            derived = out[1 + n_scales:]
+            if self.gradient:
+                for plane, edges in zip(smoothed, derived):
+                    gradient_magnitude(plane, out=edges)
+                derived = derived[n_scales:]
+            if self.hessian:
+                for k, plane in enumerate(smoothed):
+                    hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])
+            return
+        if image.ndim == 2:
+            image = image[:, :, None]
+        if image.ndim != 3 or image.shape[2] != self.n_input_channels:
+            raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
+                             f"{image.shape}")
+        np.copyto(out, np.moveaxis(image, 2, 0), casting="unsafe")

@@ -1,0 +1,269 @@
+"""Numba kernels for feature responses and candidate draws, all feature kinds.
+
+A feature is a ``kind`` code plus a float32 parameter row. Data live in a packed store
+(see :class:`jungleseg.features.ImageStore`) passed to kernels as the tuple
+``(pixels, origin, height, width, row_stride, plane_size, integral, integral_offset)``; a
+sample is (image, row, column). Tabular data are one image of ``n_rows x 1`` pixels whose
+channels are the columns.
+
+Kinds and their parameter rows:
+
+- tabular: ``[column]``: the value of that column.
+- depth: ``[u_r, u_c, v_r, v_c]`` in pixel-metres: ``d(x + u/d(x)) - d(x + v/d(x))``
+  (Shotton et al. 2011). The probe offset ``u/d(x)`` is rounded to whole pixels; a probe
+  outside the image, on background or on invalid depth (stored as 0) reads
+  ``DEPTH_FAR``.
+- colour/intensity: ``[u_r, u_c, v_r, v_c, c1, c2, b_r, b_c]``: pixel offsets u and v,
+  channels c1 and c2, and box half-sizes: value ``a = I_c1(x + u)``, difference
+  ``a - b``, sum ``a + b`` and absolute difference ``|a - b|`` with ``b = I_c2(x + v)``;
+  the box kinds use the mean over the ``(2 b_r + 1) x (2 b_c + 1)`` box instead of a
+  pixel. Probes outside the image are clamped to its border; a box is clipped to the
+  image (its mean is over the pixels inside).
+
+Candidate draws are described by a family ``spec``: a float64 vector whose first entry
+is the family code; each family below documents the rest.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .._rng import next_below, next_uniform
+
+KIND_TABULAR = 0
+KIND_DEPTH = 1
+KIND_VALUE = 2
+KIND_DIFF = 3
+KIND_SUM = 4
+KIND_ABSDIFF = 5
+KIND_BOX_VALUE = 6
+KIND_BOX_DIFF = 7
+KIND_BOX_SUM = 8
+KIND_BOX_ABSDIFF = 9
+_BOX_SHIFT = KIND_BOX_VALUE - KIND_VALUE
+
+COLOUR_KINDS = {
+    "value": KIND_VALUE, "difference": KIND_DIFF, "sum": KIND_SUM, "absdiff": KIND_ABSDIFF,
+    "box_value": KIND_BOX_VALUE, "box_difference": KIND_BOX_DIFF, "box_sum": KIND_BOX_SUM,
+    "box_absdiff": KIND_BOX_ABSDIFF,
+}
+
+FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
+FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
+FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
+#                            n_kinds, kind_1, ..., kind_n, centred (1: u = 0)]
+
+N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8}
+
+DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the body
+
+
+@njit(cache=True, inline="always")
+def pixel_value(store, image, row, col, channel):
+    pixels, origin, _, _, stride, plane, _, _ = store
+    index = origin[image] + channel * plane[image] + row * stride[image] + col
+    return pixels[np.uint64(index)]  # unsigned: Numba skips its negative-index wraparound
+
+
+@njit(cache=True, inline="always")
+def _depth_probe(store, image, row, col):
+    if row < 0 or row >= store[2][image] or col < 0 or col >= store[3][image]:
+        return DEPTH_FAR
+    d = pixel_value(store, image, row, col, 0)
+    return d if d > 0 else DEPTH_FAR
+
+
+@njit(cache=True, inline="always")
+def _clamped_value(store, image, row, col, channel):
+    row = min(max(row, 0), store[2][image] - 1)
+    col = min(max(col, 0), store[3][image] - 1)
+    return pixel_value(store, image, row, col, channel)
+
+
+@njit(cache=True, inline="always")
+def _box_mean(store, image, row, col, channel, half_r, half_c):
+    """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
+
+    Integral images are (H + 1) x (W + 1) planes per channel:
+    ``I[r, c] = sum of the channel over rows < r and columns < c``.
+    """
+    _, _, height, width, _, _, integral, integral_offset = store
+    h = height[image]
+    w = width[image]
+    row = min(max(row, 0), h - 1)
+    col = min(max(col, 0), w - 1)
+    r0 = max(row - half_r, 0)
+    r1 = min(row + half_r, h - 1) + 1
+    c0 = max(col - half_c, 0)
+    c1 = min(col + half_c, w - 1) + 1
+    stride = w + 1
+    base = integral_offset[image] + channel * (h + 1) * stride
+    total = (integral[np.uint64(base + r1 * stride + c1)]
+             - integral[np.uint64(base + r0 * stride + c1)]
+             - integral[np.uint64(base + r1 * stride + c0)]
+             + integral[np.uint64(base + r0 * stride + c0)])
+    return np.float32(total / ((r1 - r0) * (c1 - c0)))
+
+
+@njit(cache=True, inline="always")
+def _round(x):
+    return int(math.floor(x + np.float32(0.5)))
+
+
+@njit(cache=True, inline="always")
+def _combine(base, a, b):
+    """Response of a point or box kind (``base``: its point kind) from its probes' values."""
+    if base == KIND_DIFF:
+        return a - b
+    if base == KIND_SUM:
+        return a + b
+    if base == KIND_ABSDIFF:
+        return abs(a - b)
+    return a
+
+
+@njit(cache=True, inline="always")
+def response(kind, params, store, image, row, col):
+    """Feature response of one sample; with :func:`unclamped_response` and
+    :func:`point_response`, the only places a feature reads data."""
+    if kind == KIND_TABULAR:
+        return pixel_value(store, image, row, col, int(params[0]))
+    if kind == KIND_DEPTH:
+        d = pixel_value(store, image, row, col, 0)
+        if d <= 0:  # not a foreground pixel: never sampled, but keep reads in bounds
+            d = DEPTH_FAR
+        a = _depth_probe(store, image, row + _round(params[0] / d), col + _round(params[1] / d))
+        b = _depth_probe(store, image, row + _round(params[2] / d), col + _round(params[3] / d))
+        return a - b
+    r1 = row + int(params[0])
+    c1 = col + int(params[1])
+    r2 = row + int(params[2])
+    c2 = col + int(params[3])
+    if kind >= KIND_BOX_VALUE:
+        half_r = int(params[6])
+        half_c = int(params[7])
+        a = _box_mean(store, image, r1, c1, int(params[4]), half_r, half_c)
+        if kind == KIND_BOX_VALUE:
+            return a
+        b = _box_mean(store, image, r2, c2, int(params[5]), half_r, half_c)
+        return _combine(kind - _BOX_SHIFT, a, b)
+    a = _clamped_value(store, image, r1, c1, int(params[4]))
+    if kind == KIND_VALUE:
+        return a
+    b = _clamped_value(store, image, r2, c2, int(params[5]))
+    return _combine(kind, a, b)
+
+
+@njit(cache=True, inline="always")
+def unclamped_response(kind, params, store, image, row, col):
+    """:func:`response` of a point kind, its probes read without clamping them to the
+    image: the same on a store padded at least as far as the probes reach, and cheaper
+    (training reads probes at scattered samples; see :func:`point_probe_steps` for
+    traversal)."""
+    pixels, origin, _, _, stride, plane, _, _ = store
+    pixel = origin[image] + row * stride[image] + col
+    first, second = _probe_steps(params, stride[image], plane[image])
+    a = pixels[np.uint64(pixel + first)]
+    if kind == KIND_VALUE:
+        return a
+    return _combine(kind, a, pixels[np.uint64(pixel + second)])
+
+
+@njit(cache=True, inline="always")
+def _probe_steps(params, stride, plane):
+    """How far a point kind's two probes lie from its pixel in a store's flat pixels."""
+    return (int(params[4]) * plane + int(params[0]) * stride + int(params[1]),
+            int(params[5]) * plane + int(params[2]) * stride + int(params[3]))
+
+
+@njit(cache=True, inline="always")
+def sample_response(kind, params, store, image, row, col, unclamped):
+    """:func:`unclamped_response` if ``unclamped``, else :func:`response`."""
+    if unclamped:
+        return unclamped_response(kind, params, store, image, row, col)
+    return response(kind, params, store, image, row, col)
+
+
+@njit(cache=True)
+def point_probe_steps(kind, params, store, image):
+    """For each node of a point kind, how far its two probes lie from the pixel in the
+    flat ``pixels`` of ``image``: ``(first, second)`` uint64 arrays (0 for other nodes;
+    a step back wraps around, so that ``pixel + step`` is still the probe's index).
+
+    Only valid without clamping, i.e. on a store padded at least as far as the probes
+    reach; :func:`point_response` reads them.
+    """
+    _, _, _, _, stride, plane, _, _ = store
+    first = np.zeros(kind.shape[0], np.uint64)
+    second = np.zeros(kind.shape[0], np.uint64)
+    for i in range(kind.shape[0]):
+        if KIND_VALUE <= kind[i] <= KIND_ABSDIFF:
+            a, b = _probe_steps(params[i], stride[image], plane[image])
+            first[i], second[i] = np.uint64(a), np.uint64(b)
+    return first, second
+
+
+@njit(cache=True, inline="always")
+def point_response(kind, pixels, first, second):
+    """Response of a point kind whose probes are ``pixels[first]`` and ``pixels[second]``
+    (equal to :func:`response` on a padded store; see :func:`point_probe_steps`)."""
+    return _combine(kind, pixels[first], pixels[second])
+
+
+@njit(cache=True)
+def _uniform(state, low, high):
+    state, u = next_uniform(state)
+    return state, low + (high - low) * u
+
+
+@njit(cache=True)
+def draw_candidates(spec, state, kinds, params):
+    """Fill ``kinds[K]`` and ``params[K, P]`` with K candidate features from ``spec``.
+
+    Returns the number of candidates drawn (tabular draws columns without replacement,
+    so at most ``n_columns``).
+    """
+    family = int(spec[0])
+    n = kinds.shape[0]
+    if family == FAMILY_TABULAR:
+        n_columns = int(spec[1])
+        n = min(n, n_columns)
+        pool = np.arange(n_columns)
+        for i in range(n):  # partial Fisher-Yates shuffle
+            state, j = next_below(state, n_columns - i)
+            pool[i], pool[i + j] = pool[i + j], pool[i]
+            kinds[i] = KIND_TABULAR
+            params[i, 0] = pool[i]
+        return n
+    if family == FAMILY_DEPTH:
+        reach = spec[1]
+        for i in range(n):
+            kinds[i] = KIND_DEPTH
+            for p in range(4):
+                state, params[i, p] = _uniform(state, -reach, reach)
+        return n
+    if family == FAMILY_COLOUR:
+        reach = int(spec[1])
+        n_channels = int(spec[2])
+        box_max = int(spec[3])
+        n_kinds = int(spec[4])
+        centred = spec[5 + n_kinds] != 0
+        for i in range(n):
+            state, q = next_below(state, n_kinds)
+            kind = int(spec[5 + q])
+            kinds[i] = kind
+            for p in range(4):
+                state, v = next_below(state, 2 * reach + 1)
+                params[i, p] = v - reach
+            if centred:  # the first probe on the pixel itself; draws stay the same
+                params[i, 0] = 0
+                params[i, 1] = 0
+            state, params[i, 4] = next_below(state, n_channels)
+            state, params[i, 5] = next_below(state, n_channels)
+            params[i, 6] = 0
+            params[i, 7] = 0
+            if kind >= KIND_BOX_VALUE:
+                state, params[i, 6] = next_below(state, box_max + 1)
+                state, params[i, 7] = next_below(state, box_max + 1)
+        return n
+    return 0

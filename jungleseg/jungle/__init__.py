@@ -1,0 +1,25 @@
+"""The jungle itself: DAGs as flat arrays, split criteria, width schedules, level
+growth with LSearch, traversal, the trained model and the tabular estimator.
+
+- :mod:`._dag`: one DAG's flat arrays and their validation;
+- :mod:`._criterion`: entropy and Gini as sums of per-class terms;
+- :mod:`._schedules`: how wide each level may be;
+- :mod:`._entries`: which samples each DAG trains on;
+- :mod:`._tables`: the split tables, the only step of training that reads data;
+- :mod:`._lsearch`: LSearch, optimising a level's splits and edges on histograms;
+- :mod:`._grow`: the level-by-level loop that ties them together;
+- :mod:`._predict`: traversal kernels;
+- :mod:`._model`: :class:`Jungle`, a trained ensemble;
+- :mod:`._classes`: the estimators' shared parameters and :class:`JungleClassifier`.
+"""
+from ._classes import MAX_DEPTH, SEARCHES, JungleBase, JungleClassifier
+from ._criterion import CRITERIA, impurity, split_gain
+from ._dag import DAG, ModelError
+from ._entries import Entries
+from ._grow import GrowParams, GrowStats, grow
+from ._model import Jungle
+from ._schedules import SCHEDULES, level_width, level_widths
+
+__all__ = ["CRITERIA", "DAG", "Entries", "GrowParams", "GrowStats", "Jungle", "JungleBase",
+           "JungleClassifier", "MAX_DEPTH", "ModelError", "SCHEDULES", "SEARCHES", "grow",
+           "impurity", "level_width", "level_widths", "split_gain"]

@@ -1,0 +1,226 @@
+"""scikit-learn style estimators built on the level-wise jungle trainer.
+
+:class:`JungleBase` declares the parameters every jungle estimator shares;
+:class:`JungleClassifier` classifies the rows of a matrix. The image estimator,
+:class:`jungleseg.JungleSegmenter`, lives in :mod:`jungleseg.segmentation`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import Integral, Interval, RealNotInt, StrOptions
+from ..features import Samples, TabularFeatures
+from ._criterion import CRITERIA, criterion_code
+from ._entries import bootstrap, every_sample
+from ._grow import GrowParams, grow
+from ._model import Jungle
+from ._schedules import SCHEDULES
+
+SEARCHES = ("lsearch", "lsearch-stochastic")
+#: The deepest level a DAG may grow to; ``max_depth=None`` grows this far at most.
+MAX_DEPTH = 256
+
+
+class JungleBase(BaseEstimator):
+    """Parameters and checks shared by the tabular and the image estimators."""
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, 1000, closed="both")],
+        "max_width": [Interval(Integral, 2, 1 << 20, closed="both"), None],
+        "schedule": [StrOptions(SCHEDULES)],
+        "max_depth": [Interval(Integral, 0, MAX_DEPTH, closed="both"), None],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "criterion": [StrOptions(CRITERIA)],
+        "n_thresholds": [Interval(Integral, 1, 1 << 16, closed="both")],
+        "lsearch_steps": [Interval(Integral, 0, None, closed="left")],
+        "search": [StrOptions(SEARCHES)],
+        "random_state": ["random_state"],
+    }
+
+    def _grow_params(self, n_classes: int, n_candidates: int, seed: int) -> GrowParams:
+        """The trainer's parameters (after ``_validate_params``)."""
+        return GrowParams(
+            n_classes=n_classes,
+            max_width=self.max_width,
+            schedule=self.schedule,
+            max_depth=MAX_DEPTH if self.max_depth is None else int(self.max_depth),
+            min_samples_split=int(self.min_samples_split),
+            min_samples_leaf=int(self.min_samples_leaf),
+            criterion=criterion_code(self.criterion),
+            n_candidates=n_candidates,
+            n_thresholds=int(self.n_thresholds),
+            lsearch_steps=int(self.lsearch_steps),
+            stochastic=self.search == "lsearch-stochastic",
+            seed=seed,
+        )
+
+    def _seed(self) -> int:
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+
+class JungleClassifier(ClassifierMixin, JungleBase):
+    """Decision jungle classifier: an ensemble of rooted decision DAGs.
+
+    Each DAG grows level by level; when a level may hold fewer nodes than twice its
+    split parents, LSearch chooses the parents' splits and which child each edge
+    enters, so that nodes merge (Shotton et al., NIPS 2013). With ``max_width=None``
+    no level is limited and the model is a standard forest of trees.
+
+    Parameters
+    ----------
+    n_estimators : int
+        Number of DAGs.
+    max_width : int or None
+        M, the largest number of nodes on a level; None for unlimited (trees).
+    schedule : {'doubling', 'kinect'}
+        How the width grows with depth up to M (see :func:`jungleseg.level_width`).
+    max_depth : int or None
+        Deepest level; None grows until leaves are pure or too small.
+    min_samples_split : int
+        A node splits only with at least this many samples.
+    min_samples_leaf : int
+        A split is valid only when both sides keep at least this many samples.
+    criterion : {'entropy', 'gini'}
+        The impurity whose sample-weighted sum over a level's children is minimised.
+    n_candidate_features : 'sqrt', int, float or None
+        Candidate features drawn per node: sqrt(n_features), a count, a fraction of
+        n_features, or all of them.
+    n_thresholds : int
+        Thresholds tried per candidate feature, at random quantiles of its responses.
+    lsearch_steps : int
+        LSearch budget per level, in sweeps over the level's parents.
+    search : {'lsearch', 'lsearch-stochastic'}
+        Full sweeps over all parents, or the paper's cheaper variant that optimises
+        randomly chosen single parents.
+    bootstrap : bool
+        Train each DAG on a bootstrap sample (multiplicities as integer weights).
+    random_state : int, RandomState or None
+        The same value, data and parameters give a bit-identical model whatever the
+        number of threads.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels seen in ``fit``.
+    n_features_in_ : int
+        Columns of the training matrix.
+    jungle_ : :class:`jungleseg.Jungle`
+        The trained model.
+    node_count_ : int
+        Split and leaf nodes of all DAGs together.
+    model_bytes_ : int
+        Byte size of the DAGs' flat arrays.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from jungleseg import JungleClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = JungleClassifier(n_estimators=4, max_width=8, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **JungleBase._parameter_constraints,
+        "n_candidate_features": [Interval(Integral, 1, None, closed="left"),
+                                 Interval(RealNotInt, 0, 1, closed="right"),
+                                 StrOptions({"sqrt"}), None],
+        "bootstrap": ["boolean"],
+    }
+
+    def __init__(self, n_estimators=8, max_width=256, schedule="doubling", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, criterion="entropy",
+                 n_candidate_features="sqrt", n_thresholds=32, lsearch_steps=250,
+                 search="lsearch", bootstrap=False, random_state=None):
+        self.n_estimators = n_estimators
+        self.max_width = max_width
+        self.schedule = schedule
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.criterion = criterion
+        self.n_candidate_features = n_candidate_features
+        self.n_thresholds = n_thresholds
+        self.lsearch_steps = lsearch_steps
+        self.search = search
+        self.bootstrap = bootstrap
+        self.random_state = random_state
+
+    def _n_candidates(self, n_features: int) -> int:
+        k = self.n_candidate_features
+        if k is None:
+            return n_features
+        if k == "sqrt":
+            return max(1, int(np.sqrt(n_features)))
+        if isinstance(k, Integral):
+            return int(min(k, n_features))
+        return max(1, int(k * n_features))
+
+    def fit(self, X, y) -> JungleClassifier:
+        """Grow the jungle.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric training rows (converted to float32).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        JungleClassifier
+            This estimator, fitted.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float32, order="C")
+        check_classification_targets(y)
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        seed = self._seed()
+        params = self._grow_params(len(self.classes_), self._n_candidates(X.shape[1]), seed)
+        family = TabularFeatures(X.shape[1])
+        store, samples = family.prepare(X)
+        samples = Samples(samples.image, samples.row, samples.col, y_index.astype(np.int32))
+        n = X.shape[0]
+        entries = (bootstrap(n, self.n_estimators, seed) if self.bootstrap
+                   else every_sample(n, self.n_estimators))
+        dags, self.grow_stats_ = grow(store.as_tuple(), samples, family, entries, params)
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(), {"seed": seed})
+        self.node_count_ = self.jungle_.node_count
+        self.model_bytes_ = self.jungle_.nbytes
+        return self
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities, the average of the DAGs' leaf distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes), float32
+        """
+        check_is_fitted(self, "jungle_")
+        X = validate_data(self, X, dtype=np.float32, order="C", reset=False)
+        store, samples = self.jungle_.family.prepare(X)
+        return self.jungle_.predict_proba(store, samples)
+
+    def predict(self, X) -> np.ndarray:
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

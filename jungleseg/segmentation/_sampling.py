@@ -1,0 +1,68 @@
+"""Training pixels from label images: which (image, row, col) samples a jungle sees.
+
+Labels are per-pixel class values; ``ignore`` values (void, and for sparse painted
+labels the unlabelled 0, for depth the background) are never sampled. No feature
+matrix is built: samples are indices into the image store.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..features import Samples
+
+STRATEGIES = ("random", "all", "balanced")
+
+
+def sample_pixels(labels, classes, strategy: str = "random", per_image: int = 1000,
+                  ignore=(255,), seed: int = 0) -> Samples:
+    """Pick training pixels from each label image.
+
+    Parameters
+    ----------
+    labels : sequence of (H, W) integer arrays
+    classes : array of the class values the model predicts; other values are ignored.
+    strategy : 'random' (``per_image`` pixels drawn uniformly among usable pixels),
+        'all' (every usable pixel) or 'balanced' (``per_image`` pixels split equally
+        among the classes present in the image).
+    ignore : label values never sampled (void, unlabelled, background...).
+    seed : image i draws from ``numpy.random.default_rng([seed, i])``.
+
+    Returns
+    -------
+    Samples whose ``label`` holds class indices (positions in ``classes``).
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"sampling strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if per_image < 1:
+        raise ValueError(f"per_image must be >= 1, got {per_image}")
+    classes = np.asarray(classes)
+    lookup = {int(v): i for i, v in enumerate(classes) if int(v) not in set(ignore)}
+    parts = []
+    for i, lab in enumerate(labels):
+        lab = np.asarray(lab)
+        if lab.ndim != 2:
+            raise ValueError(f"label image {i} must be 2-D, got shape {lab.shape}")
+        flat = lab.ravel()
+        index = np.full(flat.shape, -1, np.int64)
+        for value, k in lookup.items():
+            index[flat == value] = k
+        usable = np.flatnonzero(index >= 0)
+        rng = np.random.default_rng([seed, i])
+        if strategy == "all" or usable.size <= per_image and strategy == "random":
+            chosen = usable
+        elif strategy == "random":
+            chosen = np.sort(rng.choice(usable, per_image, replace=False))
+        else:
+            present = np.unique(index[usable])
+            quota = max(1, per_image // max(1, present.size))
+            chosen = []
+            for k in present:
+                pool = usable[index[usable] == k]
+                chosen.append(rng.choice(pool, min(quota, pool.size), replace=False))
+            chosen = np.sort(np.concatenate(chosen)) if chosen else usable[:0]
+        parts.append((np.full(chosen.size, i, np.int32), (chosen // lab.shape[1]).astype(np.int32),
+                      (chosen % lab.shape[1]).astype(np.int32), index[chosen].astype(np.int32)))
+    if not parts or sum(p[0].size for p in parts) == 0:
+        raise ValueError("no labelled pixels to train on (all pixels are ignored or unknown)")
+    image, row, col, label = (np.concatenate([p[j] for p in parts]) for j in range(4))
+    return Samples(image, row, col, label)

@@ -1,0 +1,258 @@
+"""Per-pixel segmentation with a decision jungle: train on label images, segment images."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import Integral, Interval, ListOf, StrOptions
+from ..features import ColourFeatures, DepthFeatures, FeatureFamily, fingerprint
+from ..jungle import Jungle, JungleBase, grow
+from ..jungle._entries import by_image, every_sample
+from ._sampling import STRATEGIES, sample_pixels
+from ._segment import SEGMENTATION_CONSTRAINTS, segment
+
+
+class JungleSegmenter(JungleBase):
+    """Decision-jungle pixel classifier for images.
+
+    Parameters
+    ----------
+    features : FeatureFamily
+        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels) or
+        :class:`DepthFeatures`. With depth features only foreground pixels (depth > 0)
+        are classified and the label ``background`` is given elsewhere.
+    n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
+    criterion, n_thresholds, lsearch_steps, search, random_state
+        As for :class:`JungleClassifier`.
+    n_candidate_features : int
+        Candidate features drawn per node.
+    sampling : {'random', 'all', 'balanced'}
+        How training pixels are picked from each image (see
+        :func:`jungleseg.sample_pixels`); ``samples_per_image`` of them.
+    correct_prior : bool
+        After class-balanced sampling, rescale every leaf distribution by the ratio of
+        each class's share of the labelled pixels to its share of the samples, so that
+        probabilities are again posteriors under the true class frequencies.
+    images_per_dag : int or None
+        Train each DAG on its own random subset of this many images (disjoint while the
+        images last), as the paper does for Kinect and faces; None: every DAG sees all.
+    ignore : sequence of int
+        Label values never trained on: void (255), unlabelled scribble pixels (0)...
+    background : int
+        Label given to pixels a depth model does not classify.
+    smoothing : int
+        Half-size r of the square box over which segmentation averages each class's
+        probability before choosing labels (0: none); stored with the model. Averaging
+        over neighbours removes isolated wrong pixels and small holes, at the price of
+        rounding corners and erasing structures thinner than about r pixels.
+    guided_eps : float or None
+        Ridge penalty of edge-aware smoothing; None averages plainly. A number makes the
+        smoothing edge-aware: a guided filter
+        of radius ``smoothing`` steered by the image's first channel (grey intensity,
+        CIELab lightness, the first of 'channels', depth), with this ridge penalty; the
+        channel is first centred and divided by its standard deviation over the training
+        pixels (stored with the model), so ``guided_eps`` does not depend on the image's
+        value range. Boundaries then follow image edges (see
+        :func:`jungleseg.guided_smoothing`); smaller values follow weaker edges.
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class values trained on.
+    jungle_ : :class:`jungleseg.Jungle`
+        The trained model (what :func:`jungleseg.save_model` writes).
+    node_count_, model_bytes_ : int
+        Nodes and bytes of the DAGs.
+    n_samples_ : int
+        Training pixels sampled.
+    grow_stats_ : GrowStats
+        Seconds per training stage and the objective per level.
+
+    Examples
+    --------
+    >>> from jungleseg import ColourFeatures, JungleSegmenter
+    >>> from jungleseg.datasets.faces import render_faces
+    >>> images, labels = render_faces(4, seed=0, size=(64, 64))
+    >>> seg = JungleSegmenter(ColourFeatures(max_offset=8), n_estimators=2, max_depth=6,
+    ...                       samples_per_image=200, random_state=0)
+    >>> seg.fit(images, labels).predict(images[0]).shape
+    (64, 64)
+    """
+
+    _parameter_constraints: dict = {
+        **JungleBase._parameter_constraints,
+        **SEGMENTATION_CONSTRAINTS,
+        "features": [FeatureFamily, None],
+        "n_candidate_features": [Interval(Integral, 1, 1 << 16, closed="both")],
+        "sampling": [StrOptions(STRATEGIES)],
+        "samples_per_image": [Interval(Integral, 1, None, closed="left")],
+        "correct_prior": ["boolean"],
+        "images_per_dag": [Interval(Integral, 1, None, closed="left"), None],
+        "ignore": [ListOf(Interval(Integral, 0, 65535, closed="both"))],
+    }
+
+    def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
+                 schedule="doubling", max_depth=20, min_samples_split=2, min_samples_leaf=1,
+                 criterion="entropy", n_candidate_features=100, n_thresholds=16,
+                 lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
+                 correct_prior=False, images_per_dag=None, ignore=(255,), background=0,
+                 smoothing=0, guided_eps=None, random_state=None):
+        self.features = features
+        self.n_estimators = n_estimators
+        self.max_width = max_width
+        self.schedule = schedule
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.criterion = criterion
+        self.n_candidate_features = n_candidate_features
+        self.n_thresholds = n_thresholds
+        self.lsearch_steps = lsearch_steps
+        self.search = search
+        self.sampling = sampling
+        self.samples_per_image = samples_per_image
+        self.correct_prior = correct_prior
+        self.images_per_dag = images_per_dag
+        self.ignore = ignore
+        self.background = background
+        self.smoothing = smoothing
+        self.guided_eps = guided_eps
+        self.random_state = random_state
+
+    def _family(self) -> FeatureFamily:
+        return self.features if self.features is not None else ColourFeatures()
+
+    def fit(self, images, labels, progress=None, store=None) -> JungleSegmenter:
+        """Train on images and their label images.
+
+        Parameters
+        ----------
+        images : sequence of arrays
+            (H, W) grey or depth, (H, W, 3) RGB or (H, W, C) channel images, as the
+            feature family reads them.
+        labels : sequence of (H, W) integer arrays
+            Class values per pixel; values in ``ignore`` are never trained on.
+        progress : callable, optional
+            ``progress(level, n_nodes)`` is called after each level; an exception it
+            raises stops training (how a GUI cancels).
+        store : ImageStore, optional
+            ``features.prepare(images, pad=...)`` computed by the caller, who can then
+            segment those images from it (:func:`jungleseg.segment_prepared`) without
+            computing their channels twice. On a store padded by
+            ``features.point_reach`` probes are read without clamping; this method pads
+            its own store so when that adds at most a quarter to its size. Same model
+            either way.
+
+        Returns
+        -------
+        JungleSegmenter
+            This estimator, fitted.
+        """
+        self._validate_params()
+        images, labels = list(images), list(labels)
+        if len(images) != len(labels) or not images:
+            raise ValueError(f"got {len(images)} images and {len(labels)} label images")
+        for i, (im, lab) in enumerate(zip(images, labels)):
+            if np.shape(lab) != np.shape(im)[:2]:
+                raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
+                                 f"{np.shape(lab)}")
+        family = self._family()
+        ignore = set(int(v) for v in self.ignore)
+        if isinstance(family, DepthFeatures):
+            ignore.add(int(self.background))
+        values = np.unique(np.concatenate([np.unique(lab) for lab in labels]))
+        self.classes_ = np.array([v for v in values if int(v) not in ignore])
+        if self.classes_.size < 2:
+            raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
+        seed = self._seed()
+        params = self._grow_params(len(self.classes_), int(self.n_candidate_features), seed)
+        start = time.perf_counter()
+        if store is None:
+            store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
+        elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
+              or any((int(h), int(w)) != np.shape(im)[:2]
+                     for h, w, im in zip(store.height, store.width, images))):
+            raise ValueError("store does not hold these images prepared by these features")
+        samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
+                                tuple(ignore), seed)
+        prepare_seconds = time.perf_counter() - start
+        if self.images_per_dag is None:
+            entries = every_sample(len(samples), self.n_estimators)
+        else:
+            entries = by_image(samples.image, len(images), int(self.images_per_dag),
+                               self.n_estimators, seed)
+        reach = family.point_reach
+        dags, self.grow_stats_ = grow(store.as_tuple(), samples, family, entries, params,
+                                      progress, unclamped=reach is not None and store.pad >= reach)
+        self.grow_stats_.seconds["prepare"] = prepare_seconds
+        if self.correct_prior:
+            dags = _reweighted(dags, self._class_ratio(labels, samples))
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
+                              {"seed": seed, "data_fingerprint": fingerprint(store, samples),
+                               "n_training_images": len(images),
+                               "guide": _guide_statistics(store, samples)})
+        self.node_count_ = self.jungle_.node_count
+        self.model_bytes_ = self.jungle_.nbytes
+        self.n_samples_ = len(samples)
+        return self
+
+    def _class_ratio(self, labels, samples) -> np.ndarray:
+        """Each class's share of the labelled pixels over its share of the samples."""
+        pixels = np.array([sum(int((np.asarray(lab) == v).sum()) for lab in labels)
+                           for v in self.classes_], np.float64)
+        sampled = np.bincount(samples.label, minlength=len(self.classes_)).astype(np.float64)
+        return (pixels / pixels.sum()) / np.maximum(sampled / sampled.sum(), 1e-12)
+
+    def predict_proba(self, image) -> np.ndarray:
+        """Class probabilities (H, W, n_classes) float32; zero where not classified.
+
+        Parameters
+        ----------
+        image : array
+            One image, as ``fit`` takes them.
+        """
+        check_is_fitted(self, "jungle_")
+        return segment(self.jungle_, image)[1]
+
+    def predict(self, image) -> np.ndarray:
+        """Label image (H, W): the most probable class value of every pixel.
+
+        Parameters
+        ----------
+        image : array
+            One image, as ``fit`` takes them.
+        """
+        check_is_fitted(self, "jungle_")
+        return segment(self.jungle_, image)[0]
+
+
+def _cheap_pad(reach: int | None, images) -> int:
+    """``reach`` if padding every image by it adds at most a quarter to the pixels (so
+    training reads probes unclamped), else 0."""
+    if not reach:
+        return 0
+    shapes = [np.shape(im)[:2] for im in images]
+    plain = sum(h * w for h, w in shapes)
+    padded = sum((h + 2 * reach) * (w + 2 * reach) for h, w in shapes)
+    return reach if padded <= 1.25 * plain else 0
+
+
+def _guide_statistics(store, samples) -> list[float]:
+    """Mean and standard deviation (1 if zero) of channel 0 over the training pixels: the
+    centre and scale of the guide of edge-aware smoothing."""
+    values = store.values_at(samples, 0).astype(np.float64)
+    spread = float(values.std())
+    return [float(values.mean()), spread if spread > 0 else 1.0]
+
+
+def _reweighted(dags, ratio: np.ndarray):
+    """The DAGs with every leaf distribution multiplied by ``ratio`` and renormalised."""
+    out = []
+    for dag in dags:
+        value = dag.leaf_value.astype(np.float64) * ratio
+        value /= value.sum(axis=1, keepdims=True)
+        out.append(dataclasses.replace(dag, leaf_value=value.astype(np.float32)))
+    return out

@@ -1,0 +1,130 @@
+"""Every feature kind's kernel against a plain NumPy reference, borders and invalid depth
+included, and the candidate draws."""
+import numpy as np
+import pytest
+
+from jungleseg.features import ColourFeatures, DepthFeatures, TabularFeatures
+from jungleseg.features import _kernels as K
+
+FAR = 100.0
+
+
+def ref_depth(depth, r, c, params):
+    """Shotton et al.'s depth comparison, written out."""
+    h, w = depth.shape
+    d = np.float32(depth[r, c])
+
+    def probe(ur, uc):
+        rr = r + int(np.floor(np.float32(ur) / d + np.float32(0.5)))
+        cc = c + int(np.floor(np.float32(uc) / d + np.float32(0.5)))
+        if not (0 <= rr < h and 0 <= cc < w) or depth[rr, cc] <= 0:
+            return np.float32(FAR)
+        return np.float32(depth[rr, cc])
+
+    return probe(params[0], params[1]) - probe(params[2], params[3])
+
+
+def ref_colour(image, r, c, kind, p):
+    h, w, _ = image.shape
+
+    def read(dr, dc, ch, box):
+        rr = min(max(r + dr, 0), h - 1)
+        cc = min(max(c + dc, 0), w - 1)
+        if not box:
+            return np.float32(image[rr, cc, ch])
+        hr, hc = int(p[6]), int(p[7])
+        patch = image[max(rr - hr, 0):min(rr + hr, h - 1) + 1,
+                      max(cc - hc, 0):min(cc + hc, w - 1) + 1, ch]
+        return patch.astype(np.float64).mean()
+
+    box = kind >= K.KIND_BOX_VALUE
+    base = kind - (K.KIND_BOX_VALUE - K.KIND_VALUE) if box else kind
+    a = read(int(p[0]), int(p[1]), int(p[4]), box)
+    if base == K.KIND_VALUE:
+        return a
+    b = read(int(p[2]), int(p[3]), int(p[5]), box)
+    return {K.KIND_DIFF: a - b, K.KIND_SUM: a + b, K.KIND_ABSDIFF: abs(a - b)}[base]
+
+
+def random_depth(rng, h, w):
+    depth = rng.uniform(1.0, 4.0, (h, w)).astype(np.float32)
+    depth[rng.random((h, w)) < 0.3] = 0  # background and invalid pixels
+    return depth
+
+
+def test_depth_feature_matches_reference():
+    rng = np.random.default_rng(0)
+    images = [random_depth(rng, 30, 40), random_depth(rng, 25, 17)]
+    family = DepthFeatures(max_offset=0.4, focal_length=60)
+    store = family.prepare(images).as_tuple()
+    kinds = np.zeros(50, np.uint8)
+    params = np.zeros((50, 4), np.float32)
+    assert K.draw_candidates(family.spec(), np.uint64(1), kinds, params) == 50
+    assert np.all(kinds == K.KIND_DEPTH) and np.abs(params).max() <= family.reach
+    checked = 0
+    for i, depth in enumerate(images):
+        for r, c in zip(*np.nonzero(depth > 0)):
+            for p in params[:10]:
+                got = K.response(K.KIND_DEPTH, p, store, i, r, c)
+                assert got == ref_depth(depth, r, c, p)
+                checked += 1
+    assert checked > 1000
+    # probes that leave the image or land on background read the far constant
+    far = np.float32([500.0, 500.0, 0.0, 0.0])
+    r, c = map(int, np.argwhere(images[0] > 0)[0])
+    assert K.response(K.KIND_DEPTH, far, store, 0, r, c) == FAR - images[0][r, c]
+
+
+@pytest.mark.parametrize("kind", sorted(K.COLOUR_KINDS))
+def test_colour_feature_kinds_match_reference(kind):
+    rng = np.random.default_rng(1)
+    family = ColourFeatures(max_offset=12, kinds=[kind], max_box=3, input="channels",
+                            n_channels=2)
+    images = [rng.uniform(0, 100, (20, 30, 2)).astype(np.float32),
+              rng.uniform(-5, 5, (9, 13, 2)).astype(np.float32)]
+    store = family.prepare(images).as_tuple()
+    kinds = np.zeros(40, np.uint8)
+    params = np.zeros((40, 8), np.float32)
+    K.draw_candidates(family.spec(), np.uint64(2), kinds, params)
+    code = K.COLOUR_KINDS[kind]
+    assert np.all(kinds == code)
+    assert np.abs(params[:, :4]).max() <= 12 and params[:, 6:].max() <= 3
+    for i, image in enumerate(images):
+        h, w, _ = image.shape
+        for r in range(h):
+            for c in (0, 1, w // 2, w - 1):  # borders included
+                for p in params[:8]:
+                    got = K.response(code, p, store, i, r, c)
+                    assert got == pytest.approx(ref_colour(image, r, c, code, p), abs=2e-4)
+    if code > K.KIND_ABSDIFF:
+        return
+    # point kinds read unclamped from a store padded as far as they probe: the same values
+    padded = family.prepare(images, pad=family.point_reach).as_tuple()
+    for i, image in enumerate(images):
+        h, w, _ = image.shape
+        for r in range(h):
+            for c in range(w):
+                for p in params[:8]:
+                    assert K.unclamped_response(code, p, padded, i, r, c) \
+                        == K.response(code, p, store, i, r, c)
+
+
+def test_tabular_draws_distinct_columns():
+    kinds = np.zeros(5, np.uint8)
+    params = np.zeros((5, 1), np.float32)
+    n = K.draw_candidates(TabularFeatures(5).spec(), np.uint64(3), kinds, params)
+    assert n == 5 and sorted(params[:, 0]) == [0, 1, 2, 3, 4]
+
+
+def test_centred_draws_put_the_first_probe_on_the_pixel():
+    draws = []
+    for centred in (False, True):
+        kinds = np.zeros(200, np.uint8)
+        params = np.zeros((200, 8), np.float32)
+        K.draw_candidates(ColourFeatures(12, centred=centred).spec(), np.uint64(4), kinds,
+                          params)
+        draws.append((kinds, params))
+    (kinds, free), (centred_kinds, centred) = draws
+    assert np.all(centred[:, :2] == 0) and np.any(free[:, :2] != 0)
+    np.testing.assert_array_equal(kinds, centred_kinds)  # same stream, only u changes
+    np.testing.assert_array_equal(free[:, 2:], centred[:, 2:])

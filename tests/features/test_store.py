@@ -1,0 +1,45 @@
+"""ImageStore: packing images of different sizes, padded borders, integral images."""
+import numpy as np
+import pytest
+
+from jungleseg.features import ImageStore
+from jungleseg.features import _kernels as K
+
+
+def pack(images, integral=False, pad=0):
+    """A store of (H, W) or (H, W, C) arrays as they are (no feature conversion)."""
+    images = [np.asarray(im, np.float32) for im in images]
+    images = [im[:, :, None] if im.ndim == 2 else im for im in images]
+    return ImageStore.build([im.shape[:2] for im in images], images[0].shape[2],
+                            lambda i, planes: np.copyto(planes, np.moveaxis(images[i], 2, 0)),
+                            integral, pad)
+
+
+def test_store_packs_images_of_different_sizes():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    b = np.arange(6, dtype=np.float32).reshape(2, 3) + 100
+    store = pack([a, b], integral=True)
+    assert store.n_images == 2
+    assert K.pixel_value(store.as_tuple(), 1, 1, 2, 0) == b[1, 2]
+    assert store.integral.size == (4 * 5 + 3 * 4)
+
+
+def test_a_padded_store_repeats_each_edge_and_reads_like_the_plain_one():
+    rng = np.random.default_rng(3)
+    images = [rng.random((5, 7, 2)).astype(np.float32), rng.random((4, 3, 2)).astype(np.float32)]
+    plain = pack(images)
+    padded = pack(images, integral=True, pad=6)
+    for i, im in enumerate(images):
+        h, w, _ = im.shape
+        np.testing.assert_array_equal(padded.planes(i), np.moveaxis(im, 2, 0))
+        np.testing.assert_array_equal(plain.planes(i), np.moveaxis(im, 2, 0))
+        start = padded.offset[i]
+        block = padded.pixels[start:start + 2 * (h + 12) * (w + 12)].reshape(2, h + 12, w + 12)
+        np.testing.assert_array_equal(block, np.pad(np.moveaxis(im, 2, 0),
+                                                    ((0, 0), (6, 6), (6, 6)), mode="edge"))
+        for r, c, ch in [(0, 0, 0), (h - 1, w - 1, 1), (h // 2, 1, 1)]:
+            assert K.pixel_value(padded.as_tuple(), i, r, c, ch) == im[r, c, ch]
+            assert K.pixel_value(plain.as_tuple(), i, r, c, ch) == im[r, c, ch]
+    np.testing.assert_array_equal(padded.integral, pack(images, True).integral)
+    with pytest.raises(ValueError, match="pad"):
+        pack(images, pad=-1)

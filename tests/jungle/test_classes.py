@@ -1,0 +1,149 @@
+"""JungleClassifier: reference traversal, determinism, structure, scikit-learn checks."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, make_classification
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from jungleseg import JungleClassifier, level_width
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=600, n_features=8, n_informative=5, n_classes=4,
+                               random_state=0)
+    return X, y
+
+
+def reference_proba(jungle, X):
+    """Plain-Python traversal of every DAG, averaged."""
+    X = X.astype(np.float32)
+    out = np.zeros((len(X), jungle.n_classes))
+    for dag in jungle.dags:
+        for s, x in enumerate(X):
+            node = 0
+            while dag.left[node] >= 0:
+                column = int(dag.feature_params[node, 0])
+                node = dag.left[node] if x[column] < dag.threshold[node] else dag.right[node]
+            out[s] += dag.leaf_value[-1 - dag.left[node]]
+    return out / len(jungle.dags)
+
+
+@pytest.mark.parametrize("max_width", [4, 16, None])
+def test_prediction_equals_reference_traversal(data, max_width):
+    X, y = data
+    clf = JungleClassifier(n_estimators=3, max_width=max_width, random_state=0).fit(X, y)
+    np.testing.assert_allclose(clf.predict_proba(X), reference_proba(clf.jungle_, X), atol=1e-6)
+
+
+@pytest.mark.parametrize("max_width, schedule", [(8, "doubling"), (20, "kinect")])
+def test_levels_respect_the_width_schedule(data, max_width, schedule):
+    X, y = data
+    clf = JungleClassifier(n_estimators=2, max_width=max_width, schedule=schedule, max_depth=12,
+                           random_state=1).fit(X, y)
+    clf.jungle_.validate()
+    for dag in clf.jungle_.dags:
+        widths = np.diff(dag.level_start)
+        for depth, width in enumerate(widths):
+            assert width <= level_width(schedule, max_width, depth)
+        assert dag.depth <= 12
+    assert clf.node_count_ == sum(d.n_nodes for d in clf.jungle_.dags)
+    assert clf.model_bytes_ == sum(d.nbytes for d in clf.jungle_.dags)
+
+
+def test_unlimited_width_grows_trees(data):
+    X, y = data
+    clf = JungleClassifier(n_estimators=2, max_width=None, random_state=0).fit(X, y)
+    for dag in clf.jungle_.dags:
+        split = dag.left >= 0
+        children = np.concatenate([dag.left[split], dag.right[split]])
+        assert len(np.unique(children)) == len(children)  # no node has two parents
+        assert dag.n_nodes == 2 * split.sum() + 1
+    assert clf.score(X, y) == 1.0  # grown until pure
+
+
+def test_jungle_merges_and_uses_fewer_nodes(data):
+    X, y = data
+    forest = JungleClassifier(n_estimators=2, max_width=None, max_depth=10, random_state=0)
+    jungle = JungleClassifier(n_estimators=2, max_width=8, max_depth=10, random_state=0)
+    forest.fit(X, y)
+    jungle.fit(X, y)
+    assert jungle.node_count_ < forest.node_count_
+    dag = jungle.jungle_.dags[0]
+    split = dag.left >= 0
+    children = np.concatenate([dag.left[split], dag.right[split]])
+    assert len(np.unique(children)) < len(children)  # some node has several parents
+
+
+def test_same_seed_same_model_different_seed_different_model(data):
+    X, y = data
+    a = JungleClassifier(n_estimators=3, max_width=8, random_state=5).fit(X, y)
+    b = JungleClassifier(n_estimators=3, max_width=8, random_state=5).fit(X, y)
+    c = JungleClassifier(n_estimators=3, max_width=8, random_state=6).fit(X, y)
+    fresh = np.random.default_rng(0).normal(size=(500, X.shape[1]))
+    assert a.predict_proba(fresh).tobytes() == b.predict_proba(fresh).tobytes()
+    assert a.predict_proba(fresh).tobytes() != c.predict_proba(fresh).tobytes()
+
+
+_THREAD_SCRIPT = """
+import hashlib, numpy as np
+from sklearn.datasets import make_classification
+from jungleseg import JungleClassifier
+X, y = make_classification(n_samples=2000, n_features=10, n_informative=6, n_classes=5,
+                           random_state=1)
+for kw in (dict(max_width=16), dict(max_width=None, bootstrap=True),
+           dict(max_width=8, search="lsearch-stochastic", criterion="gini")):
+    clf = JungleClassifier(n_estimators=4, random_state=3, **kw).fit(X, y)
+    print(hashlib.sha256(clf.predict_proba(X).tobytes()).hexdigest())
+"""
+
+
+def test_bit_identical_with_one_and_two_threads():
+    digests = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, NUMBA_NUM_THREADS=threads)
+        out = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, check=True,
+                             capture_output=True, text=True).stdout.split()
+        assert len(out) == 3
+        digests.append(out)
+    assert digests[0] == digests[1]
+
+
+def test_bootstrap_changes_dags(data):
+    X, y = data
+    clf = JungleClassifier(n_estimators=2, max_width=8, bootstrap=True, random_state=0).fit(X, y)
+    a, b = clf.jungle_.dags
+    assert a.n_nodes != b.n_nodes or not np.array_equal(a.threshold, b.threshold)
+
+
+def test_accuracy_on_iris():
+    X, y = load_iris(return_X_y=True)
+    rng = np.random.default_rng(0)
+    idx = rng.permutation(len(y))
+    tr, te = idx[:100], idx[100:]
+    clf = JungleClassifier(n_estimators=8, max_width=8, random_state=0).fit(X[tr], y[tr])
+    assert clf.score(X[te], y[te]) >= 0.9
+
+
+@pytest.mark.parametrize("param, value", [
+    ("n_estimators", 0), ("max_width", 1), ("schedule", "linear"), ("criterion", "mse"),
+    ("search", "annealing"), ("n_candidate_features", "log3"), ("min_samples_leaf", 0),
+    ("n_thresholds", 0),
+])
+def test_bad_parameters_are_named(data, param, value):
+    X, y = data
+    with pytest.raises(ValueError, match=param):
+        JungleClassifier(**{param: value}).fit(X, y)
+
+
+# scikit-learn's estimator checks: all apply and pass except those listed here
+EXPECTED_FAILED_CHECKS = {}
+
+
+@parametrize_with_checks([JungleClassifier(n_estimators=3, max_width=8, random_state=0)],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

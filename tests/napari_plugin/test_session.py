@@ -1,0 +1,81 @@
+"""The widget's napari-free logic: layer arrays in, estimators and results out."""
+import numpy as np
+import pytest
+
+from jungleseg import segment
+from napari_plugin import _session as session
+
+from .scenes import stripes_and_checks, strokes
+
+
+def test_painted_indices_name_the_problem():
+    image, truth = stripes_and_checks()
+    with pytest.raises(ValueError, match="no labels painted"):
+        session.painted_indices(image.shape, np.zeros_like(truth), "grey")
+    one = np.zeros_like(truth)
+    one[5, 5:9] = 2
+    with pytest.raises(ValueError, match="only class 2 is painted"):
+        session.painted_indices(image.shape, one, "grey")
+    with pytest.raises(ValueError, match="shape"):
+        session.painted_indices(image.shape, strokes(truth)[:-1], "grey")
+    with pytest.raises(ValueError, match="rgb images need at least 3 axes"):
+        session.painted_indices(image.shape, strokes(truth), "rgb")
+    with pytest.raises(ValueError, match="3 or 4"):
+        session.painted_indices(np.dstack([image] * 5).shape, strokes(truth), "rgb")
+    stack = np.stack([image, image, image])
+    paint = np.zeros(stack.shape, np.uint8)
+    paint[2] = strokes(truth)
+    assert session.painted_indices(stack.shape, paint, "grey") == [(2,)]
+
+
+def test_visible_slice_comes_first():
+    assert session.slice_indices((4, 10, 10), "grey", (2,)) == [(2,), (0,), (1,), (3,)]
+    assert session.slice_indices((10, 10, 3), "rgb") == [()]
+    assert session.slice_indices((2, 3, 10, 10), "grey", (1, 2))[0] == (1, 2)
+
+
+def test_uncertainty_is_one_minus_the_winning_probability():
+    proba = np.random.default_rng(0).dirichlet(np.ones(5), size=(7, 9)).astype(np.float32)
+    before = proba.copy()
+    got = session.uncertainty(proba)
+    assert got.dtype == np.float32 and got.shape == (7, 9)
+    np.testing.assert_array_equal(got, np.float32(1) - proba.max(axis=-1))
+    np.testing.assert_array_equal(proba, before)  # the probabilities are left alone
+    np.testing.assert_array_equal(session.uncertainty(proba[..., :1]), 1 - proba[..., 0])
+
+
+def test_estimator_follows_the_image_kind():
+    preset = session.load_preset("napari")
+    grey = session.estimator(preset, "grey", 1, 2, 32, 6, 9.6)
+    assert grey.features.input == "grey" and grey.features.max_offset == 10
+    assert (grey.n_estimators, grey.max_width, grey.max_depth) == (2, 32, 6)
+    multi = session.estimator(preset, "channels", 5, 3, 64, 8, 8)
+    assert multi.features.input == "channels" and multi.features.n_input_channels == 5
+    depth = session.estimator(session.load_preset("kinect"), "depth", 1, 3, 64, 8, 0.3)
+    assert depth.features.name == "depth" and depth.features.max_offset == pytest.approx(0.3)
+
+
+def test_lazy_stacks_are_read_a_slice_at_a_time():
+    da = pytest.importorskip("dask.array")
+    image, truth = stripes_and_checks()
+    stack = np.stack([image, image[:, ::-1], image])
+    lazy = da.from_array(stack, chunks=(1, *image.shape))
+    paint = np.zeros(stack.shape, np.uint8)
+    paint[0] = strokes(truth)
+    model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 32, 6, 8)
+    prepared = session.train(model, lazy, paint, "grey")
+    assert list(prepared) == [(0,)]  # the painted slice's channels, kept for segmentation
+    results = {index: (labels, proba) for index, labels, proba in
+               session.segment_stack(model.jungle_, lazy, first=(1,), prepared=prepared)}
+    assert list(results) == [(1,), (0,), (2,)]
+    for z in range(3):  # reused channels or not, the same segmentation
+        labels, proba = segment(model.jungle_, stack[z])
+        np.testing.assert_array_equal(results[(z,)][0], labels)
+        np.testing.assert_array_equal(results[(z,)][1], proba)
+    assert session.guess_kind(da.zeros((3, 8, 8), dtype=np.uint16), rgb=False) == "depth"
+
+
+def test_guess_kind():
+    assert session.guess_kind(np.zeros((4, 4, 3), np.uint8), rgb=True) == "rgb"
+    assert session.guess_kind(np.array([[0, 1200]], np.uint16), rgb=False) == "depth"
+    assert session.guess_kind(np.ones((4, 4), np.float32), rgb=False) == "grey"

@@ -1,0 +1,192 @@
+"""The dock widget in a real napari viewer under Xvfb (``make_napari_viewer``)."""
+import numpy as np
+import pytest
+
+from jungleseg import evaluate, segment
+
+from .scenes import stripes_and_checks, strokes
+
+napari = pytest.importorskip("napari")
+
+
+@pytest.fixture
+def viewer_and_widget(make_napari_viewer, monkeypatch):
+    from napari_plugin import _widget
+
+    errors = []
+    monkeypatch.setattr(_widget, "show_error", errors.append)
+    viewer = make_napari_viewer()
+    widget = _widget.JungleWidget(viewer)
+    viewer.window.add_dock_widget(widget, name="jungleseg")
+    widget.n_estimators.value, widget.width_m.value, widget.max_depth.value = 3, 32, 8
+    widget.max_offset.value = 8
+    return viewer, widget, errors
+
+
+def add_painted(viewer, image, truth, name="texture"):
+    layer = viewer.add_image(image, name=name)
+    scribbles = viewer.add_labels(strokes(truth) if truth.ndim == 2 else truth, name="scribbles")
+    return layer, scribbles
+
+
+def test_train_shows_segmentation_close_to_truth(viewer_and_widget):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    assert widget.kind.value == "grey"
+    widget.train()
+    widget.wait()
+    assert errors == []
+    seg = viewer.layers["texture segmentation"]
+    assert isinstance(seg, napari.layers.Labels) and seg.data.shape == truth.shape
+    assert np.mean(seg.data == truth) > 0.8
+    inside = np.abs(np.arange(truth.shape[1]) - truth.shape[1] // 2) > 12  # probes stay in
+    assert np.mean((seg.data == truth)[:, inside]) > 0.95                 # one texture
+    unsure = viewer.layers["texture uncertainty"].data
+    assert unsure.shape == truth.shape and 0 <= unsure.min() and unsure.max() <= 1
+    assert unsure[truth != seg.data].mean() > unsure[truth == seg.data].mean()
+    assert "trained 3 DAGs" in widget.status.value or "3 DAGs" in widget.status.value
+    # the segmentation uses the scribble layer's colours
+    np.testing.assert_allclose(seg.get_color(2), scribbles.get_color(2))
+
+
+def test_errors_become_notifications(viewer_and_widget):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer = viewer.add_image(image, name="texture")
+    empty = viewer.add_labels(np.zeros_like(truth), name="empty")
+    widget.image.value, widget.scribbles.value = layer, empty
+    widget.train()
+    assert "no labels painted" in errors[-1]
+    one = np.zeros_like(truth)
+    one[10, 10:30] = 1
+    empty.data = one
+    widget.train()
+    assert "only class 1" in errors[-1]
+    widget.kind.value = "rgb"  # a grey layer read as RGB
+    empty.data = strokes(truth)
+    widget.train()
+    assert errors[-1] == "layer 'texture' is not an RGB layer, but rgb images are expected"
+    widget.scribbles.value = None
+    widget.train()
+    assert "Labels layer" in errors[-1]
+    widget.apply(layer)  # no model yet
+    assert "no model" in errors[-1]
+    assert widget._worker is None and not viewer.layers.__contains__("texture segmentation")
+
+
+def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.smoothing.value = 2
+    widget.train()
+    widget.wait()
+    path = tmp_path / "scribbles.h5"
+    widget.save(path)
+    trained = widget.jungle
+    assert trained.params["smoothing"] == 2
+    widget.jungle, widget.smoothing.value = None, 0
+    widget.load(path)
+    assert widget.smoothing.value == 2  # the knob shows the loaded model's smoothing
+    assert widget.jungle.metadata["class_colours"]["1"] == [
+        int(round(255 * x)) for x in scribbles.get_color(1)[:3]]
+    stack = np.stack([stripes_and_checks(seed=s)[0] for s in range(3)])
+    target = viewer.add_image(stack, name="stack")
+    widget.apply(target)
+    widget.wait()
+    seg = viewer.layers["stack segmentation"].data
+    assert seg.shape == stack.shape
+    for z in range(3):
+        np.testing.assert_array_equal(seg[z], segment(trained, stack[z])[0])
+    assert evaluate([truth] * 3, list(seg), trained.classes).pixel_accuracy > 0.8
+    unsmoothed = segment(trained, stack[1], smoothing=0)[0]
+    assert not np.array_equal(unsmoothed, seg[1])
+    widget.smoothing.value = 0  # the knob applies to loaded models too
+    widget.apply(target)
+    widget.wait()
+    np.testing.assert_array_equal(viewer.layers["stack segmentation"].data[1], unsmoothed)
+    rgb_stack = viewer.add_image(np.zeros((2, 8, 8, 3), np.uint8), name="rgb", rgb=True)
+    widget.apply(rgb_stack)  # a grey model cannot read RGB slices
+    widget.wait()
+    assert errors[-1] == "jungleseg: layer 'rgb' is an RGB layer, but grey images are expected"
+    assert "rgb segmentation" not in viewer.layers and widget._worker is None
+
+
+def test_live_update_retrains_after_painting(viewer_and_widget):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.live.value = True
+    widget.wait()
+    first_model = widget.jungle
+    assert first_model is not None  # switching live update on trained at once
+    scribbles.paint((5, 5), 2)  # a dab of class 2 among the stripes
+    widget.wait()
+    assert widget.jungle is not first_model and errors == []  # painting retrained
+    assert widget.jungle.n_classes == 2 and widget.last_seconds["train"] > 0
+    after_paint = widget.jungle
+    widget.live.value = False
+    scribbles.paint((6, 6), 1)
+    assert not widget._timer.isActive()
+    widget.wait()
+    assert widget.jungle is after_paint  # live update off: painting trains nothing
+
+
+def test_cancel_stops_training(viewer_and_widget):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks((256, 256))
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.max_depth.value, widget.width_m.value = 40, 4096
+    widget.train()
+    widget.cancel()
+    widget.wait()
+    assert widget.status.value == "cancelled" and errors == []
+    assert "texture segmentation" not in viewer.layers
+    assert widget.train_button.enabled
+
+
+def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
+    from napari_plugin._widget import JungleWidget
+
+    viewer = make_napari_viewer(show=True)  # the canvas draws only when shown (Xvfb)
+    widget = JungleWidget(viewer)
+    viewer.window.add_dock_widget(widget, name="jungleseg")
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.train()
+    widget.wait()
+    shot = viewer.screenshot(canvas_only=False, flash=False)
+    assert shot.ndim == 3 and shot.shape[0] > 200
+    assert shot[..., :3].std() > 10  # not a blank window
+    canvas = viewer.screenshot(canvas_only=True, flash=False)
+    assert len(np.unique(canvas[..., :3].reshape(-1, 3), axis=0)) > 10
+
+
+def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
+    from napari_plugin._sample_data import depth_body
+
+    viewer, widget, errors = viewer_and_widget
+    (depth, image_kwargs, _), (truth, _, _), (paint, paint_kwargs, _) = depth_body()
+    layer = viewer.add_image(depth, **image_kwargs)
+    scribbles = viewer.add_labels(paint, **paint_kwargs)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    assert widget.kind.value == "depth" and widget.max_offset.label == "offset range (m)"
+    widget.max_offset.value = 0.4
+    widget.train()
+    widget.wait()
+    assert errors == []
+    seg = viewer.layers["depth body segmentation"].data
+    assert np.all(seg[depth == 0] == 0)  # background is never classified
+    body = depth > 0
+    assert np.mean(seg[body] == truth[body]) > 0.3  # 31 parts from one frame's scribbles
+    widget.save(tmp_path / "body.h5")  # the sample's class names go into the model
+    from jungleseg import load_model
+
+    names = load_model(tmp_path / "body.h5").metadata["class_names"]
+    assert names["1"] == "left_upper_head" and len(names) == widget.jungle.n_classes

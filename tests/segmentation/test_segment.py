@@ -1,0 +1,124 @@
+"""segment, segment_prepared and tiling: whole images, tiles and prepared stores agree."""
+import numpy as np
+import pytest
+
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    JungleSegmenter,
+    load_model,
+    save_model,
+    segment,
+    segment_prepared,
+)
+from jungleseg.datasets.faces import render_faces
+from jungleseg.datasets.kinect import render_frames
+
+
+def textured(rng, shape=(64, 64)):
+    """Two regions with the same mean intensity but different texture scales."""
+    labels = np.zeros(shape, np.uint8)
+    labels[:, shape[1] // 2:] = 1
+    fine = rng.normal(0, 30, shape)
+    coarse = np.kron(rng.normal(0, 30, (shape[0] // 8, shape[1] // 8)), np.ones((8, 8)))
+    image = 128 + np.where(labels == 0, fine, coarse)
+    return image.astype(np.float32), labels
+
+
+@pytest.mark.parametrize("make", ["grey", "rgb_position", "rgb_box_filters", "depth"])
+def test_tiled_segmentation_equals_whole_image(make):
+    rng = np.random.default_rng(0)
+    if make == "depth":
+        depth, labels = render_frames(4, seed=5, size=(120, 160))
+        images, labels = list(depth), list(labels)
+        family = DepthFeatures(max_offset=0.3, focal_length=142.8)
+    elif make == "grey":
+        data = [textured(rng, (72, 96)) for _ in range(3)]
+        images, labels = [d[0] for d in data], [d[1] for d in data]
+        family = ColourFeatures(max_offset=7, max_box=2, input="grey", smoothing_scales=(1.5,))
+    else:
+        images, labels = render_faces(3, seed=2, size=(70, 90))
+        images, labels = list(images), list(labels)
+        family = ColourFeatures(max_offset=9, max_box=3, position=True)
+        if make == "rgb_box_filters":
+            family = ColourFeatures(max_offset=9, kinds=["value", "difference"],
+                                    box_filters=(2, 5))
+
+    for guided_eps in (None, 0.1):
+        seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
+                              n_candidate_features=10, samples_per_image=200,
+                              guided_eps=guided_eps, random_state=0).fit(images[:-1], labels[:-1])
+        for smoothing in (0, 3):
+            whole = segment(seg.jungle_, images[-1], smoothing=smoothing)
+            for tile in (16, 33):
+                tiled = segment(seg.jungle_, images[-1], tile=tile, smoothing=smoothing)
+                np.testing.assert_array_equal(tiled[0], whole[0])
+                np.testing.assert_allclose(tiled[1], whole[1], rtol=0, atol=1e-5 * smoothing)
+
+
+def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
+    rng = np.random.default_rng(7)
+    data = [textured(rng, (40, 48)) for _ in range(2)]
+    images, labels = [d[0] for d in data], [d[1] for d in data]
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,), box_filters=(2,))
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, smoothing=1, random_state=0)
+    store = family.prepare(images)
+    from_store = JungleSegmenter(family, **kwargs).fit(images, labels, store=store)
+    plain = JungleSegmenter(family, **kwargs).fit(images, labels)
+    for k in range(2):
+        got = segment_prepared(from_store.jungle_, store, k)
+        expected = segment(plain.jungle_, images[k])
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    with pytest.raises(ValueError, match="store does not hold"):
+        JungleSegmenter(family, **kwargs).fit(images[:1], labels[:1], store=store)
+    with pytest.raises(ValueError, match="not in the store"):
+        segment_prepared(from_store.jungle_, store, 2)
+    with pytest.raises(ValueError, match="channels"):
+        segment_prepared(from_store.jungle_, ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
+
+
+def test_smoothing_is_kept_with_the_model_and_removes_isolated_errors(tmp_path):
+    rng = np.random.default_rng(4)
+    data = [textured(rng, (64, 64)) for _ in range(4)]
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, random_state=0)
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,))
+    plain = JungleSegmenter(family, **kwargs).fit([d[0] for d in data[:3]],
+                                                  [d[1] for d in data[:3]])
+    smooth = JungleSegmenter(family, smoothing=4, **kwargs).fit([d[0] for d in data[:3]],
+                                                               [d[1] for d in data[:3]])
+    image, truth = data[3]
+    errors = [np.mean(model.predict(image) != truth) for model in (plain, smooth)]
+    assert errors[1] < errors[0]  # the same DAGs; only the averaging differs
+    save_model(smooth.jungle_, tmp_path / "m.h5")
+    loaded = load_model(tmp_path / "m.h5")
+    np.testing.assert_array_equal(segment(loaded, image)[0], smooth.predict(image))
+    np.testing.assert_array_equal(segment(loaded, image, smoothing=0)[0], plain.predict(image))
+    with pytest.raises(ValueError, match="smoothing"):
+        segment(loaded, image, smoothing=-1)
+    with pytest.raises(ValueError, match="smoothing"):
+        JungleSegmenter(family, smoothing=1.5, **kwargs).fit([image], [truth])
+
+
+def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
+    rng = np.random.default_rng(6)
+    data = [textured(rng, (48, 48)) for _ in range(2)]
+    images, labels = [d[0] * 7 + 1000 for d in data], [d[1] for d in data]
+    kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
+                  samples_per_image=100, smoothing=3, random_state=0)
+    family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,))
+    for bad in (0, -1.0, float("nan"), "0.1", True):
+        with pytest.raises(ValueError, match="guided_eps"):
+            JungleSegmenter(family, guided_eps=bad, **kwargs).fit(images, labels)
+    seg = JungleSegmenter(family, guided_eps=0.1, **kwargs).fit(images, labels)
+    centre, scale = seg.jungle_.metadata["guide"]  # channel 0 over the training pixels
+    pixels = np.concatenate([im.ravel() for im in images])
+    assert 0.8 < scale / pixels.std() < 1.25 and abs(centre - pixels.mean()) < 0.2 * scale
+    path = save_model(seg.jungle_, tmp_path / "guided.h5")
+    loaded = load_model(path)
+    assert loaded.params["guided_eps"] == 0.1 and loaded.metadata["guide"] == [centre, scale]
+    np.testing.assert_array_equal(seg.predict(images[0]), segment(loaded, images[0])[0])
+    plain = JungleSegmenter(family, **kwargs).fit(images, labels)
+    assert not np.array_equal(seg.predict_proba(images[0]), plain.predict_proba(images[0]))
