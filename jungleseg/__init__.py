@@ -9,13 +9,33 @@ line (:mod:`jungleseg.cli`) and data sets (:mod:`jungleseg.datasets`).
 """
 from ._version import __version__
 from .evaluate import Scores, confusion_matrix, evaluate, evaluate_jungle, scores
-from .features import (ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, Samples,
-                       TabularFeatures)
+from .features import (
+                       ColourFeatures,
+                       DepthFeatures,
+                       FeatureFamily,
+                       ImageStore,
+                       Samples,
+                       TabularFeatures,
+)
 from .io import ModelFileError, load_model, save_model
-from .jungle import (DAG, Jungle, JungleClassifier, ModelError, impurity, level_width,
-                     level_widths, split_gain)
-from .segmentation import (JungleSegmenter, guided_smoothing, sample_pixels, segment,
-                           segment_prepared, smooth_probabilities)
+from .jungle import (
+                       DAG,
+                       Jungle,
+                       JungleClassifier,
+                       ModelError,
+                       impurity,
+                       level_width,
+                       level_widths,
+                       split_gain,
+)
+from .segmentation import (
+                       JungleSegmenter,
+                       guided_smoothing,
+                       sample_pixels,
+                       segment,
+                       segment_prepared,
+                       smooth_probabilities,
+)
 
 __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",

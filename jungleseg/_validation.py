@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval as _Interval
-from sklearn.utils._param_validation import StrOptions as _StrOptions
 from sklearn.utils._param_validation import (
     InvalidParameterError,
     Options,
@@ -27,6 +26,7 @@ from sklearn.utils._param_validation import (
     make_constraint,
     validate_parameter_constraints,
 )
+from sklearn.utils._param_validation import StrOptions as _StrOptions
 
 __all__ = ["Integral", "Interval", "InvalidParameterError", "ListOf", "Real", "RealNotInt",
            "StrOptions",
@@ -38,6 +38,7 @@ class Interval(_Interval):
     int to Python, but never a count or a size in a config or a widget."""
 
     def is_satisfied_by(self, val: Any) -> bool:
+        """Whether ``val`` is a number (not a bool) inside the interval."""
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
 
 
@@ -67,6 +68,7 @@ class ListOf(Options):
         self.unique = unique
 
     def is_satisfied_by(self, value: Any) -> bool:
+        """Whether ``value`` is a list or tuple of satisfying items."""
         if not isinstance(value, (list, tuple)) or (self.non_empty and not value):
             return False
         if not all(self.item.is_satisfied_by(v) for v in value):

@@ -46,7 +46,8 @@ def _with_metadata(estimator, split):
     return jungle
 
 
-def cmd_train(args) -> int:
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train on a benchmark's training part with a config; save the model."""
     from .config import load_config, parse_overrides
     from .datasets import load_benchmark
     from .io import save_model
@@ -103,7 +104,8 @@ def _inputs(paths) -> list[Path]:
     return files
 
 
-def cmd_segment(args) -> int:
+def cmd_segment(args: argparse.Namespace) -> int:
+    """Segment image files and folders with a model; write label PNGs (and probabilities)."""
     import cv2
 
     from .io import load_model
@@ -150,7 +152,8 @@ def _confusion_png(confusion, names, path: Path) -> None:
     fig.savefig(path, dpi=100)
 
 
-def cmd_evaluate(args) -> int:
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Score a model on a benchmark's test part; print, and write JSON and a confusion PNG."""
     from .datasets import load_benchmark
     from .evaluate import evaluate_jungle
     from .io import load_model
@@ -173,7 +176,8 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
-def cmd_info(args) -> int:
+def cmd_info(args: argparse.Namespace) -> int:
+    """Describe a model file."""
     from .io import load_model
 
     info = load_model(args.model).summary()
@@ -188,7 +192,8 @@ def cmd_info(args) -> int:
     return 0
 
 
-def cmd_generate(args) -> int:
+def cmd_generate(args: argparse.Namespace) -> int:
+    """Render a synthetic data set to a folder."""
     height, width = (int(v) for v in args.size.lower().split("x"))
     if args.what == "kinect":
         from .datasets.kinect import render_frames, save_frames
@@ -204,7 +209,7 @@ def cmd_generate(args) -> int:
     return 0
 
 
-def cmd_demo(args) -> int:
+def cmd_demo(args: argparse.Namespace) -> int:
     """Synthetic faces: train with ``configs/demo.yaml``, save, evaluate, and write a few
     segmentations to look at."""
     import cv2
@@ -245,6 +250,7 @@ def cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``jungleseg`` argument parser, one sub-command per ``cmd_*`` function."""
     parser = argparse.ArgumentParser(prog="jungleseg", description=__doc__.splitlines()[0])
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--quiet", action="store_true", help="no progress bars or summaries")

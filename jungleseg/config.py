@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -328,7 +328,7 @@ class Config:
                                random_state=self.seed)
 
 
-def parse_overrides(pairs) -> dict[str, Any]:
+def parse_overrides(pairs: Sequence[str] | None) -> dict[str, Any]:
     """``["jungle.max_width=128", ...]`` as ``{"jungle.max_width": 128}``: values are read
     as YAML, so numbers, booleans, null and lists come out typed."""
     overrides = {}

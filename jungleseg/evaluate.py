@@ -1,16 +1,19 @@
 """Segmentation scores: PASCAL VOC Jaccard from one confusion matrix over a test set."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .features import DepthFeatures
 from .jungle import Jungle
 from .segmentation import segment
 
 
-def confusion_matrix(truth, predicted, classes, ignore=(255,)) -> np.ndarray:
+def confusion_matrix(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike],
+                     classes: ArrayLike, ignore: Sequence[int] = (255,)) -> np.ndarray:
     """Counts over label images: rows = true class, columns = predicted class.
 
     Parameters
@@ -68,7 +71,7 @@ class Scores:
     mean_class_accuracy: float
     confusion: np.ndarray
 
-    def as_dict(self, class_names=None) -> dict:
+    def as_dict(self, class_names: Sequence[str] | None = None) -> dict:
         """The scores under stable JSON keys; per-class Jaccard by class name."""
         names = class_names if class_names is not None else range(len(self.per_class_jaccard))
         return {
@@ -101,7 +104,8 @@ def scores(confusion: np.ndarray) -> Scores:
     )
 
 
-def evaluate(truth, predicted, classes, ignore=(255,)) -> Scores:
+def evaluate(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike], classes: ArrayLike,
+             ignore: Sequence[int] = (255,)) -> Scores:
     """Scores of predicted label images against the truth.
 
     Parameters
@@ -121,8 +125,8 @@ def evaluate(truth, predicted, classes, ignore=(255,)) -> Scores:
     return scores(confusion_matrix(truth, predicted, classes, ignore))
 
 
-def evaluate_jungle(jungle: Jungle, images, labels, progress: bool = False
-                    ) -> tuple[Scores, dict]:
+def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
+                    progress: bool = False) -> tuple[Scores, dict]:
     """Segment images with a jungle and score the result against their label images.
 
     Parameters

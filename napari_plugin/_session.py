@@ -8,14 +8,21 @@ unpainted. Keeping this apart from the widget keeps the widget thin and this tes
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from jungleseg import (ColourFeatures, DepthFeatures, ImageStore, Jungle, JungleSegmenter,
-                       segment, segment_prepared)
-from jungleseg.config import Config, load_preset, preset_paths
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    ImageStore,
+    Jungle,
+    JungleSegmenter,
+    segment,
+    segment_prepared,
+)
+from jungleseg.config import Config, preset_paths
 
 #: Image types the widget offers; each says how a layer's array is read.
 IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
@@ -119,7 +126,8 @@ def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> lis
 
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
-          progress=None, indices: list[tuple] | None = None
+          progress: Callable[[int, int], None] | None = None,
+          indices: list[tuple] | None = None
           ) -> dict[tuple, tuple[ImageStore, int]]:
     """Fit ``model`` on every painted slice (only those are read from ``image``);
     ``progress(level, n_nodes)`` as in ``fit``; ``indices``, the painted slices if the

@@ -204,7 +204,7 @@ class JungleWidget(Container):
                                  self.max_depth.value, self.max_offset.value,
                                  smoothing=self.smoothing.value)
 
-    def train(self, *_, visible_only: bool = False):
+    def train(self, *_, visible_only: bool = False) -> None:
         """Train on the painted slices in a worker thread, then segment the visible slice
         and (unless ``visible_only``) every other slice."""
         if self._worker is not None:
@@ -318,7 +318,7 @@ class JungleWidget(Container):
             self._pending_live = False
             self._timer.start()
 
-    def cancel(self, *_):
+    def cancel(self, *_) -> None:
         """Stop training or segmentation at the next level or slice."""
         self._cancel.set()
 

@@ -234,3 +234,33 @@ def test_napari_config_fits_scribbles():
     labels = seg.predict(image)
     assert labels.shape == (32, 32) and set(np.unique(labels)) <= {1, 2}
     assert np.all(labels[scribbles > 0] == scribbles[scribbles > 0])
+
+
+def test_the_parameters_page_is_generated_from_the_declarations():
+    from jungleseg.config import parameter_table
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "parameters.md").read_text()
+    assert page == parameter_table(), ("docs/parameters.md is stale: regenerate it with "
+                                       "jungleseg.config.parameter_table()")
+    assert "| `max_width` | an int in the range [2, 1048576] or None | `256` |" in page
+
+
+def test_a_new_parameter_reaches_the_schema_from_its_declaration(monkeypatch):
+    from jungleseg._validation import Integral, Interval
+    from jungleseg.config import jungle_schema
+
+    constraints = {**JungleSegmenter._parameter_constraints,
+                   "probe_budget": [Interval(Integral, 1, None, closed="left")]}
+    monkeypatch.setattr(JungleSegmenter, "_parameter_constraints", constraints)
+    assert "probe_budget" in jungle_schema(False)
+    with pytest.raises(ConfigError, match=r"jungle\.probe_budget: must be an int"):
+        Config.from_dict({**MINIMAL, "jungle": {"probe_budget": 0}})
+
+
+def test_presets_are_read_once_per_change_of_their_file():
+    from jungleseg.config import load_preset, preset_paths
+
+    assert load_preset("napari") is load_preset("napari")
+    assert {"napari", "stanford", "kinect", "demo", "uci"} <= set(preset_paths())
+    with pytest.raises(ValueError, match="unknown preset"):
+        load_preset("nonsense")

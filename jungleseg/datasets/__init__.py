@@ -2,8 +2,8 @@
 entry point, :func:`load_benchmark`, that the command line uses."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-
 
 BENCHMARKS = ("kinect", "faces", "fasseg", "stanford")
 
@@ -18,7 +18,8 @@ class Split:
     class_colours: dict = field(default_factory=dict)  # class value -> [r, g, b]
 
 
-def load_benchmark(name: str, part: str = "train", data=None, n: int | None = None) -> Split:
+def load_benchmark(name: str, part: str = "train", data: str | os.PathLike | None = None,
+                   n: int | None = None) -> Split:
     """The train or test part of a benchmark.
 
     - ``stanford``: fold 0 of ``kfold_splits(k=5, seed=0)`` over the real images;

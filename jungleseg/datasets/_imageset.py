@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 def colourise(labels: np.ndarray, colours: np.ndarray,
@@ -27,7 +29,7 @@ def colourise(labels: np.ndarray, colours: np.ndarray,
     return table[np.asarray(labels, np.uint8)]
 
 
-def save_image_set(folder: str | os.PathLike, images, labels, meta: dict,
+def save_image_set(folder: str | os.PathLike, images: ArrayLike, labels: ArrayLike, meta: dict,
                    image_dir: str = "images") -> Path:
     """Write ``<image_dir>/000000.png``... and ``labels/000000.png``... (8-bit class
     indices) and ``meta.json`` with ``count`` and ``size`` plus ``meta``.
@@ -75,7 +77,8 @@ def load_image_set(folder: str | os.PathLike, image_dir: str = "images"
     return images, labels, meta
 
 
-def contact_sheet(items, path: str | os.PathLike, per_row: int = 4,
+def contact_sheet(items: Sequence[Sequence[tuple[np.ndarray, str]]], path: str | os.PathLike,
+                  per_row: int = 4,
                   legend: tuple | None = None, facecolor: str = "white",
                   panel_inches: float = 2.5) -> Path:
     """Save a grid of pictures: each item is a column of ``(RGB array, title)`` panels,

@@ -9,12 +9,17 @@ declares its name, its constructor's ``_parameter_constraints`` and its kernels.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_params
 from ._store import ImageStore
+
+#: Where a tile lies in its image: (first row, first column, image height, image width).
+Window = tuple[int, int, int, int]
 
 #: Every family by name, filled as subclasses are defined.
 FAMILIES: dict[str, type[FeatureFamily]] = {}
@@ -75,7 +80,7 @@ class FeatureFamily:
         return {"name": self.name, **{k: list(v) if isinstance(v, tuple) else v
                                       for k, v in self.get_params().items()}}
 
-    def channels(self, image, window=None) -> np.ndarray:
+    def channels(self, image: ArrayLike, window: Window | None = None) -> np.ndarray:
         """The (H, W, n_store_channels) float32 channels the features read from one image
         (or from a tile of one: ``window = (row0, col0, full_height, full_width)``)."""
         image = np.asarray(image)
@@ -83,17 +88,19 @@ class FeatureFamily:
         self.channels_into(image, planes, window)
         return np.moveaxis(planes, 0, 2)
 
-    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+    def channels_into(self, image: ArrayLike, out: np.ndarray, window: Window | None = None
+                      ) -> None:
         """Write the channels of ``image`` into the (n_store_channels, H, W) float32
         array ``out``, which may be a strided view into a store."""
         raise NotImplementedError
 
-    def margin(self, tile) -> int:
+    def margin(self, tile: ArrayLike) -> int:
         """Pixels of context around ``tile`` needed for its features to equal the whole
         image's."""
         raise NotImplementedError
 
-    def prepare(self, images, pad: int = 0, window=None) -> ImageStore:
+    def prepare(self, images: Sequence[ArrayLike], pad: int = 0, window: Window | None = None
+                ) -> ImageStore:
         """A store of raw images converted to channels, with a border of ``pad`` pixels
         (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile."""
         images = [np.asarray(im) for im in images]

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import Integral, Interval, ListOf, Real, StrOptions
 from . import _kernels as kernels
-from ._base import FeatureFamily, check_indices
+from ._base import FeatureFamily, Window, check_indices
 from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues
 
 #: Inputs a colour family reads.
@@ -145,7 +146,8 @@ class ColourFeatures(FeatureFamily):
             return "probe offsets must lie within 2^20 pixels"
         return None
 
-    def channels_into(self, image, out: np.ndarray, window=None) -> None:
+    def channels_into(self, image: ArrayLike, out: np.ndarray, window: Window | None = None
+                      ) -> None:
         """The channels written into ``out`` (n_store_channels, H, W), which may be a
         strided view: OpenCV's filters and NumPy round the same whatever the stride, so a
         padded store holds the same values. ``window = (row0, col0, full_height,
@@ -165,7 +167,10 @@ class ColourFeatures(FeatureFamily):
             out[-1] = (np.arange(col0, col0 + w, dtype=np.float32)
                        * np.float32(100 / max(full_w - 1, 1)))[None, :]
 
-    def margin(self, tile=None) -> int:
+    def margin(self, tile: ArrayLike | None = None) -> int:
+        """Context around a tile for its channels and probes to equal the whole image's:
+        the probe offset, the largest box, and the smoothing and derivative kernels' reach
+        (the same for every tile)."""
         derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
         box = self.max_box if self.needs_integral else 0

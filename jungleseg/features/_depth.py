@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from . import _kernels as kernels
 from .._validation import Interval, Real
-from ._base import FeatureFamily
+from . import _kernels as kernels
+from ._base import FeatureFamily, Window
 
 
-def depth_in_metres(depth, units: str = "auto") -> tuple[np.ndarray, str]:
+def depth_in_metres(depth: ArrayLike, units: str = "auto") -> tuple[np.ndarray, str]:
     """Depth as float32 metres with 0 for background or invalid pixels, and the units read.
 
     ``units='auto'`` takes integer images (16-bit PNG) and float images whose largest
@@ -73,11 +74,14 @@ class DepthFeatures(FeatureFamily):
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_DEPTH, self.reach], np.float64)
 
-    def channels_into(self, depth, out: np.ndarray, window=None) -> None:
+    def channels_into(self, depth: ArrayLike, out: np.ndarray, window: Window | None = None
+                      ) -> None:
+        """Depth in metres (see :func:`depth_in_metres`) into ``out[0]``."""
         out[0] = depth_in_metres(depth)[0]
 
-    def margin(self, tile) -> int:
-        # a probe from a pixel at depth d reaches reach / d pixels
+    def margin(self, tile: ArrayLike) -> int:
+        """A probe from a pixel at depth d reaches ``reach / d`` pixels: the margin of a
+        tile follows from its nearest foreground pixel."""
         depth = depth_in_metres(tile)[0]
         nearest = float(depth[depth > 0].min()) if np.any(depth > 0) else np.inf
         return int(np.ceil(self.reach / nearest)) + 1 if np.isfinite(nearest) else 0

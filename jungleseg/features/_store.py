@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,6 +46,7 @@ class ImageStore:
 
     @property
     def n_images(self) -> int:
+        """Images in the store."""
         return int(self.offset.shape[0])
 
     def values_at(self, samples: Samples, channel: int = 0) -> np.ndarray:
@@ -62,7 +64,8 @@ class ImageStore:
         return block.reshape(self.n_channels, h + 2 * p, w + 2 * p)[:, p:p + h, p:p + w]
 
     @classmethod
-    def build(cls, shapes, n_channels: int, fill, integral: bool = False,
+    def build(cls, shapes: Sequence[tuple[int, int]], n_channels: int,
+              fill: Callable[[int, np.ndarray], None], integral: bool = False,
               pad: int = 0) -> "ImageStore":
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
         repeating its edge, whose channels ``fill(i, planes)`` writes straight into the

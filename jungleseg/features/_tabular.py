@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from . import _kernels as kernels
 from .._validation import Integral, Interval
+from . import _kernels as kernels
 from ._base import FeatureFamily, check_indices
 from ._store import ImageStore, Samples
 
@@ -43,7 +44,7 @@ class TabularFeatures(FeatureFamily):
     def check_params(self, params: np.ndarray) -> str | None:
         return check_indices(params[:, 0], self.n_columns, "column")
 
-    def prepare(self, X) -> tuple[ImageStore, Samples]:
+    def prepare(self, X: ArrayLike) -> tuple[ImageStore, Samples]:
         """A store holding X as one image of ``n x 1`` pixels, and one sample per row."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.ndim != 2 or X.shape[1] != self.n_columns:

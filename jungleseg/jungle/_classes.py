@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
@@ -162,7 +163,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
             return int(min(k, n_features))
         return max(1, int(k * n_features))
 
-    def fit(self, X, y) -> JungleClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike) -> JungleClassifier:
         """Grow the jungle.
 
         Parameters
@@ -195,7 +196,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         self.model_bytes_ = self.jungle_.nbytes
         return self
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         """Class probabilities, the average of the DAGs' leaf distributions.
 
         Parameters
@@ -211,7 +212,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         store, samples = self.jungle_.family.prepare(X)
         return self.jungle_.predict_proba(store, samples)
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Most probable class of each row.
 
         Parameters

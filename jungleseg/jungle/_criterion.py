@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike
 
 ENTROPY = 0
 GINI = 1
@@ -86,7 +87,7 @@ def make_phi_table(max_count: int, criterion: int) -> np.ndarray:
     return phi_table(int(min(max_count + 1, _TABLE_LIMIT)), criterion)
 
 
-def impurity(hist, criterion: str = "entropy") -> float:
+def impurity(hist: ArrayLike, criterion: str = "entropy") -> float:
     """Impurity of one class histogram: entropy in bits, or Gini.
 
     >>> impurity([5, 5], "gini")
@@ -100,7 +101,7 @@ def impurity(hist, criterion: str = "entropy") -> float:
     return hist_cost(hist, make_phi_table(n, code), code) / n
 
 
-def split_gain(left, right, criterion: str = "entropy") -> float:
+def split_gain(left: ArrayLike, right: ArrayLike, criterion: str = "entropy") -> float:
     """Decrease in impurity per sample when a node splits into ``left`` and ``right``."""
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)

@@ -8,6 +8,7 @@ class distribution).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,8 @@ class DAG:
     def arrays(self) -> dict:
         return {name: getattr(self, name) for name in _DTYPES}
 
-    def validate(self, n_classes: int, n_params: int, kinds=None) -> None:
+    def validate(self, n_classes: int, n_params: int, kinds: Sequence[int] | None = None
+                 ) -> None:
         """Raise :class:`ModelError` unless every array is safe to hand to a kernel.
 
         Checks dtypes, shapes, the level structure, that each split node's children

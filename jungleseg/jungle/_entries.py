@@ -8,9 +8,11 @@ the first place is :func:`jungleseg.sample_pixels`' business.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ class Entries:
         return int(self.dag.max()) + 1
 
 
-def stack_entries(per_dag) -> Entries:
+def stack_entries(per_dag: Sequence[tuple[ArrayLike, ArrayLike]]) -> Entries:
     """Concatenate per-DAG ``(sample indices, integer weights)`` pairs.
 
     >>> stack_entries([([0, 1], [1, 1]), ([1], [2])]).dag

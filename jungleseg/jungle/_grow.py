@@ -17,12 +17,14 @@ level, stream), so the model does not depend on the thread count.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
 
 from .._rng import derive
+from ..features import FeatureFamily, Samples
 from ..features._kernels import draw_candidates, sample_response
 from ._criterion import make_phi_table
 from ._dag import DAG
@@ -32,6 +34,9 @@ from ._schedules import level_width
 from ._tables import THRESHOLD_SUBSAMPLE, best_candidates, split_tables
 
 _DRAW_STREAM = 2
+
+#: ``progress(level, n_nodes)``, called after each level; raising from it stops training.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -122,8 +127,8 @@ def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, uncla
     return new_node
 
 
-def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
-         progress=None, unclamped: bool = False) -> tuple[list[DAG], GrowStats]:
+def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
+         params: GrowParams, progress: Progress | None = None, unclamped: bool = False) -> tuple[list[DAG], GrowStats]:
     """Grow one DAG per DAG of ``entries``, level by level.
 
     ``samples`` has ``image, row, col`` and ``label`` (0..n_classes-1) arrays;

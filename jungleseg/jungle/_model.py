@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..features import FeatureFamily, ImageStore, Samples
 from ._dag import DAG, ModelError
@@ -92,7 +93,8 @@ class Jungle:
         return predict_proba(*self._packed, store.as_tuple(), samples.image, samples.row,
                              samples.col)
 
-    def predict_image(self, store: ImageStore, image: int = 0, mask=None) -> np.ndarray:
+    def predict_image(self, store: ImageStore, image: int = 0, mask: ArrayLike | None = None
+                      ) -> np.ndarray:
         """Class probabilities (H, W, n_classes) float32 of one image of the store;
         pixels outside ``mask`` (where given) stay zero."""
         mask = np.zeros((0, 0), np.uint8) if mask is None else np.ascontiguousarray(mask, np.uint8)

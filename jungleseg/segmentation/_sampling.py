@@ -6,15 +6,19 @@ matrix is built: samples are indices into the image store.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..features import Samples
 
 STRATEGIES = ("random", "all", "balanced")
 
 
-def sample_pixels(labels, classes, strategy: str = "random", per_image: int = 1000,
-                  ignore=(255,), seed: int = 0) -> Samples:
+def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str = "random",
+                  per_image: int = 1000, ignore: Sequence[int] = (255,), seed: int = 0
+                  ) -> Samples:
     """Pick training pixels from each label image.
 
     Parameters

@@ -3,12 +3,17 @@ trained (or loaded) jungle."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import Integral, Interval, check_params
 from ..features import DepthFeatures, ImageStore
 from ..jungle import Jungle
-from ._smoothing import (SMOOTHING_CONSTRAINTS, guided_smoothing, smooth_probabilities,
-                         smoothing_reach)
+from ._smoothing import (
+    SMOOTHING_CONSTRAINTS,
+    guided_smoothing,
+    smooth_probabilities,
+    smoothing_reach,
+)
 
 #: The model parameters segmentation reads (checked when a model file is loaded).
 SEGMENTATION_CONSTRAINTS = {
@@ -17,7 +22,7 @@ SEGMENTATION_CONSTRAINTS = {
 }
 
 
-def segment(jungle: Jungle, image, tile: int | None = None,
+def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
             smoothing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image.
 

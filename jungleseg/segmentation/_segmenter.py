@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import Integral, Interval, ListOf, StrOptions
-from ..features import ColourFeatures, DepthFeatures, FeatureFamily, fingerprint
+from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, fingerprint
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
+from ..jungle._grow import Progress
 from ._sampling import STRATEGIES, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
@@ -125,7 +128,9 @@ class JungleSegmenter(JungleBase):
     def _family(self) -> FeatureFamily:
         return self.features if self.features is not None else ColourFeatures()
 
-    def fit(self, images, labels, progress=None, store=None) -> JungleSegmenter:
+    def fit(self, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
+            progress: Progress | None = None, store: ImageStore | None = None
+            ) -> JungleSegmenter:
         """Train on images and their label images.
 
         Parameters
@@ -206,7 +211,7 @@ class JungleSegmenter(JungleBase):
         sampled = np.bincount(samples.label, minlength=len(self.classes_)).astype(np.float64)
         return (pixels / pixels.sum()) / np.maximum(sampled / sampled.sum(), 1e-12)
 
-    def predict_proba(self, image) -> np.ndarray:
+    def predict_proba(self, image: ArrayLike) -> np.ndarray:
         """Class probabilities (H, W, n_classes) float32; zero where not classified.
 
         Parameters
@@ -217,7 +222,7 @@ class JungleSegmenter(JungleBase):
         check_is_fitted(self, "jungle_")
         return segment(self.jungle_, image)[1]
 
-    def predict(self, image) -> np.ndarray:
+    def predict(self, image: ArrayLike) -> np.ndarray:
         """Label image (H, W): the most probable class value of every pixel.
 
         Parameters

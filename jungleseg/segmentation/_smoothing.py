@@ -20,7 +20,8 @@ def smoothing_reach(smoothing: int, guided_eps: float | None) -> int:
     return smoothing * (2 if smoothing and guided_eps else 1)
 
 
-def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
+def smooth_probabilities(proba: np.ndarray, half: int, mask: np.ndarray | None = None
+                         ) -> np.ndarray:
     """Each class's probability averaged over the ``(2 half + 1)`` square box around every
     pixel, over the box's pixels that are inside the image (and inside ``mask``, where
     given; pixels outside it stay zero)."""
@@ -31,7 +32,7 @@ def smooth_probabilities(proba: np.ndarray, half: int, mask=None) -> np.ndarray:
 
 
 def guided_smoothing(proba: np.ndarray, guide: np.ndarray, half: int, eps: float,
-                     mask=None) -> np.ndarray:
+                     mask: np.ndarray | None = None) -> np.ndarray:
     """Each class's probability smoothed by a guided filter (He, Sun and Tang, "Guided
     Image Filtering", TPAMI 2013) steered by the (H, W) ``guide``: within every
     ``(2 half + 1)`` box the output is a linear function of the guide fitted to the

@@ -8,10 +8,10 @@ import pytest
 from jungleseg.datasets import kinect
 from jungleseg.datasets.kinect import (
     BACKGROUND,
-    MIRROR_LABEL,
-    N_CLASSES,
     CLASS_COLOURS,
     CLASS_NAMES,
+    MIRROR_LABEL,
+    N_CLASSES,
     VOID,
     contact_sheet,
     load_frames,

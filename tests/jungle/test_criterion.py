@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
-from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 from jungleseg import impurity, split_gain
+from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 
 def test_gini_lecture_example():

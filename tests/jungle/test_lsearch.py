@@ -1,10 +1,10 @@
 """LSearch on tiny levels, checked against brute force and recomputation."""
 import numpy as np
 import pytest
-from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
-from jungleseg.jungle._tables import best_threshold
 
 from jungleseg.jungle import _lsearch
+from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
+from jungleseg.jungle._tables import best_threshold
 
 
 def make_level(rng, n_parents=6, n_cand=3, n_thr=4, n_classes=4, size=(8, 30)):

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from jungleseg import segment
+from jungleseg.config import load_preset
 from napari_plugin import _session as session
 
 from .scenes import stripes_and_checks, strokes
@@ -45,13 +46,13 @@ def test_uncertainty_is_one_minus_the_winning_probability():
 
 
 def test_estimator_follows_the_image_kind():
-    preset = session.load_preset("napari")
+    preset = load_preset("napari")
     grey = session.estimator(preset, "grey", 1, 2, 32, 6, 9.6)
     assert grey.features.input == "grey" and grey.features.max_offset == 10
     assert (grey.n_estimators, grey.max_width, grey.max_depth) == (2, 32, 6)
     multi = session.estimator(preset, "channels", 5, 3, 64, 8, 8)
     assert multi.features.input == "channels" and multi.features.n_input_channels == 5
-    depth = session.estimator(session.load_preset("kinect"), "depth", 1, 3, 64, 8, 0.3)
+    depth = session.estimator(load_preset("kinect"), "depth", 1, 3, 64, 8, 0.3)
     assert depth.features.name == "depth" and depth.features.max_offset == pytest.approx(0.3)
 
 
@@ -62,7 +63,7 @@ def test_lazy_stacks_are_read_a_slice_at_a_time():
     lazy = da.from_array(stack, chunks=(1, *image.shape))
     paint = np.zeros(stack.shape, np.uint8)
     paint[0] = strokes(truth)
-    model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 32, 6, 8)
+    model = session.estimator(load_preset("napari"), "grey", 1, 2, 32, 6, 8)
     prepared = session.train(model, lazy, paint, "grey")
     assert list(prepared) == [(0,)]  # the painted slice's channels, kept for segmentation
     results = {index: (labels, proba) for index, labels, proba in

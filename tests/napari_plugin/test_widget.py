@@ -23,6 +23,18 @@ def viewer_and_widget(make_napari_viewer, monkeypatch):
     return viewer, widget, errors
 
 
+def test_spin_box_ranges_come_from_the_declared_constraints(viewer_and_widget):
+    from jungleseg import ColourFeatures, JungleSegmenter
+    from jungleseg._validation import bounds
+
+    _, widget, _ = viewer_and_widget
+    declared = JungleSegmenter._parameter_constraints
+    for box, name in [(widget.n_estimators, "n_estimators"), (widget.width_m, "max_width"),
+                      (widget.max_depth, "max_depth"), (widget.smoothing, "smoothing")]:
+        assert (box.min, box.max) == bounds(declared[name])
+    assert widget.max_offset.max == bounds(ColourFeatures._parameter_constraints["max_offset"])[1]
+
+
 def add_painted(viewer, image, truth, name="texture"):
     layer = viewer.add_image(image, name=name)
     scribbles = viewer.add_labels(strokes(truth) if truth.ndim == 2 else truth, name="scribbles")
