@@ -132,30 +132,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
     return 0
 
 
-def _confusion_png(confusion, names, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    counts = confusion[:, :len(names)].astype(float)
-    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
-    ax = fig.add_subplot()
-    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("true")
-    ax.set_title("confusion (rows normalised)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-
-
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Score a model on a benchmark's test part; print, and write JSON and a confusion PNG."""
     from .datasets import load_benchmark
-    from .evaluate import evaluate_jungle
+    from .evaluate import evaluate_jungle, plot_confusion
     from .io import load_model
 
     jungle = load_model(args.model)
@@ -163,7 +143,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet)
     names = jungle.class_names
     confusion_path = Path(args.confusion or Path(args.model).with_suffix(".confusion.png"))
-    _confusion_png(scores.confusion, names, confusion_path)
+    plot_confusion(scores.confusion, names, confusion_path)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     if not args.quiet:
@@ -217,7 +197,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .config import load_preset
     from .datasets import load_benchmark
     from .datasets.faces import CLASS_COLOURS
-    from .evaluate import evaluate_jungle
+    from .evaluate import evaluate_jungle, plot_confusion
     from .io import load_model, save_model
     from .segmentation import segment
 
@@ -234,7 +214,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     model_path = save_model(_with_metadata(estimator, train), out / "faces-jungle.h5")
     jungle = load_model(model_path)
     scores, result = evaluate_jungle(jungle, test.images, test.labels, not args.quiet)
-    _confusion_png(scores.confusion, jungle.class_names, out / "confusion.png")
+    plot_confusion(scores.confusion, jungle.class_names, out / "confusion.png")
     (out / "scores.json").write_text(json.dumps(result, indent=2))
     for i in range(4):
         image, truth = test.images[i], test.labels[i]

@@ -1,6 +1,7 @@
 """Segmentation scores: PASCAL VOC Jaccard from one confusion matrix over a test set."""
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -159,3 +160,23 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
                   max_feature_evaluations=jungle.max_feature_evaluations,
                   classes=[int(c) for c in jungle.classes], n_images=len(images))
     return result, report
+
+
+def plot_confusion(confusion: np.ndarray, names: Sequence[str], path: str | os.PathLike
+                   ) -> None:
+    """Save a confusion matrix (rows: true class, normalised) as a PNG; the last column of
+    :func:`confusion_matrix` (predicted as none of the classes) is left out."""
+    from matplotlib.figure import Figure
+
+    counts = np.asarray(confusion)[:, :len(names)].astype(float)
+    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
+    ax = fig.add_subplot()
+    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title("confusion (rows normalised)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)

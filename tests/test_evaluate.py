@@ -31,3 +31,12 @@ def test_one_matrix_over_the_whole_set():
 def test_shape_mismatch_is_named():
     with pytest.raises(ValueError, match="shapes"):
         confusion_matrix([np.zeros((2, 2))], [np.zeros((2, 3))], [0])
+
+
+def test_confusion_plot_is_written(tmp_path):
+    import cv2
+
+    from jungleseg.evaluate import plot_confusion
+
+    plot_confusion(np.array([[5, 1, 0], [2, 7, 1]]), ["sky", "tree"], tmp_path / "c.png")
+    assert cv2.imread(str(tmp_path / "c.png")) is not None
