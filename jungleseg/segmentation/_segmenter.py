@@ -11,6 +11,7 @@ from .._validation import Integral, Interval, ListOf, StrOptions
 from ..features import ColourFeatures, DepthFeatures, FeatureFamily, fingerprint
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
+from ._input import training_values
 from ._sampling import STRATEGIES, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
@@ -160,6 +161,8 @@ class JungleSegmenter(JungleBase):
                 raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
                                  f"{np.shape(lab)}")
         family = self._family()
+        labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
+        images, input_values = training_values(images, family)
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
@@ -193,7 +196,8 @@ class JungleSegmenter(JungleBase):
         self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
                               {"seed": seed, "data_fingerprint": fingerprint(store, samples),
                                "n_training_images": len(images),
-                               "guide": _guide_statistics(store, samples)})
+                               "guide": _guide_statistics(store, samples),
+                               **({"input_values": input_values} if input_values else {})})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)
@@ -227,6 +231,25 @@ class JungleSegmenter(JungleBase):
         """
         check_is_fitted(self, "jungle_")
         return segment(self.jungle_, image)[0]
+
+
+def _checked_labels(labels, i: int) -> np.ndarray:
+    """A label image as an integer array, or ValueError saying what it holds instead."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind in "ui":
+        return labels
+    if labels.dtype.kind == "b":
+        return labels.astype(np.uint8)
+    if labels.dtype.kind == "f":
+        whole = bool(np.all(np.isfinite(labels)) and np.all(labels == np.round(labels)))
+        hint = ("; its values are whole numbers: convert with .astype(np.uint8) or uint16"
+                if whole else "")
+        raise ValueError(f"label image {i} is {labels.dtype}: labels must be integer class "
+                         f"values{hint}")
+    kinds = sorted({type(v).__name__ for v in labels.ravel()[:100000]}) if labels.dtype == object \
+        else [labels.dtype.name]
+    raise ValueError(f"label image {i} holds {', '.join(kinds)} values: labels must be integer "
+                     "class values (one integer array per image)")
 
 
 def _cheap_pad(reach: int | None, images) -> int:
