@@ -31,6 +31,8 @@ def _pillow_open(path: Path):
         return Image.open(path)
     except UnidentifiedImageError:
         raise ValueError(f"{path}: not an image file (or a damaged one)") from None
+    except (OSError, SyntaxError, ValueError) as err:  # the header itself is cut short
+        raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
 
 
 def _read_png(path: Path) -> np.ndarray:
@@ -91,9 +93,9 @@ def _rgb_order(image: np.ndarray) -> np.ndarray:
     return image
 
 
-def _read_npy(path: Path) -> np.ndarray:
+def _read_npy(path: Path, mmap: bool = False) -> np.ndarray:
     try:
-        return np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False, mmap_mode="r" if mmap else None)
     except (ValueError, EOFError, OSError) as err:
         raise ValueError(f"{path}: not a readable NPY array ({err})") from None
 
@@ -102,8 +104,9 @@ _READERS = {".png": _read_png, ".jpg": _read_jpeg, ".jpeg": _read_jpeg, ".tif": 
             ".tiff": _read_tiff, ".npy": _read_npy}
 
 
-def read_image(path: str | os.PathLike, family=None) -> np.ndarray:
-    """One image file as an array (RGB order for colour pictures); with the model's
+def read_image(path: str | os.PathLike, family=None, mmap: bool = False) -> np.ndarray:
+    """One image file as an array (RGB order for colour pictures; with ``mmap``, an NPY
+    file is memory-mapped, so a tiled segmentation reads it tile by tile); with the model's
     feature ``family``, also the checks that its shape suits the model (a grey model
     refuses colour pictures, an RGB model grey ones, a depth model anything but one
     channel). Raises ValueError naming the file for anything unreadable, damaged or
@@ -118,7 +121,7 @@ def read_image(path: str | os.PathLike, family=None) -> np.ndarray:
     reader = _READERS.get(path.suffix.lower())
     if reader is None:
         raise ValueError(f"{path}: unknown image type; readable: {', '.join(IMAGE_SUFFIXES)}")
-    image = reader(path)
+    image = reader(path, mmap) if reader is _read_npy else reader(path)
     if isinstance(family, DepthFeatures):
         if image.ndim != 2:
             raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")

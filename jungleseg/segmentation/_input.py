@@ -15,9 +15,10 @@ Python API, the command line, the napari widget):
   (``input_values``). An image in other units is converted into the model's: an 8-bit
   picture given as floats in [0, 1] to a model trained on ``uint8`` images is multiplied
   by 255 and rounded to whole levels, so the same picture gives the same labels whatever
-  its type. A floating-point image whose values, so converted, reach beyond the training
-  range by more than that range's width (and more than one full unit scale) is refused:
-  its values are not on the scale the model was trained on.
+  its type. For a model trained on integer images a floating-point image must lie in
+  [0, 1]; for one trained on floats, its values must not reach beyond the training range
+  by more than that range's width (or 1, if larger): otherwise they are not on the scale
+  the model was trained on, and the image is refused.
 """
 from __future__ import annotations
 
@@ -34,12 +35,12 @@ def value_units(image: np.ndarray, name: str = "image") -> str:
     arrays that do not hold real pixel values."""
     kind = image.dtype.kind
     if kind == "c":
-        raise ValueError(f"{name} has complex values ({image.dtype}): pixel values must be "
+        raise ValueError(f"{name}: complex values ({image.dtype}): pixel values must be "
                          "real numbers")
     if kind == "b":
-        raise ValueError(f"{name} is boolean: give pixel values as uint8, uint16 or float")
+        raise ValueError(f"{name}: boolean values; give pixel values as uint8, uint16 or float")
     if kind not in "uif":
-        raise ValueError(f"{name} has dtype {image.dtype}: expected integer or "
+        raise ValueError(f"{name}: dtype {image.dtype}; expected integer or "
                          "floating-point pixel values")
     if image.dtype == np.uint8:
         return "uint8"
@@ -48,7 +49,7 @@ def value_units(image: np.ndarray, name: str = "image") -> str:
     if kind == "f":
         return "float"
     if image.size and (image.min() < 0 or image.max() > 255):
-        raise ValueError(f"{name} is {image.dtype} with values {image.min()}..{image.max()}; "
+        raise ValueError(f"{name}: {image.dtype} values {image.min()}..{image.max()}; "
                          "integer images other than uint8 and uint16 must hold 8-bit values "
                          "0..255 (cast 16-bit values to uint16)")
     return "uint8"
@@ -57,7 +58,7 @@ def value_units(image: np.ndarray, name: str = "image") -> str:
 def _finite(image: np.ndarray, name: str) -> None:
     if image.dtype.kind == "f" and not np.isfinite(image).all():
         bad = int(np.count_nonzero(~np.isfinite(image)))
-        raise ValueError(f"{name} has {bad} NaN or infinite values of {image.size}: pixel "
+        raise ValueError(f"{name}: {bad} NaN or infinite values of {image.size}; pixel "
                          "values must be finite")
 
 
@@ -67,7 +68,9 @@ def _in_units(image: np.ndarray, units: str, target: str) -> np.ndarray:
     if units == target:
         return image.astype(np.uint8) if units == "uint8" and image.dtype != np.uint8 else image
     values = image.astype(np.float32) * np.float32(UNIT_SCALE[target] / UNIT_SCALE[units])
-    return np.rint(values, out=values) if target != "float" else values
+    if target == "float":
+        return values
+    return np.rint(values, out=values).astype(target)  # in range: inputs were checked
 
 
 def checked_image(image, family: FeatureFamily, values: dict | None = None,
@@ -92,34 +95,28 @@ def checked_image(image, family: FeatureFamily, values: dict | None = None,
     >>> from jungleseg import ColourFeatures
     >>> grey = ColourFeatures(input="grey")
     >>> checked_image(np.array([[0.0, 1.0]]), grey, {"units": "uint8", "range": [0, 255]})
-    array([[  0., 255.]], dtype=float32)
+    array([[  0, 255]], dtype=uint8)
     """
     image = np.asarray(image)
     units = value_units(image, name)
     _finite(image, name)
     if isinstance(family, DepthFeatures) or not isinstance(family, ColourFeatures):
         return image  # depth: depth_in_metres reads the units and checks the values
-    if family.input == "rgb":
-        if units == "float" and image.size and (image.min() < 0 or image.max() > 1):
-            raise ValueError(f"{name}: floating-point RGB values must lie in [0, 1], got "
-                             f"{image.min():.4g}..{image.max():.4g} (divide 8-bit values by "
-                             "255, or pass uint8)")
-        return _in_units(image, units, units)
-    if not values:
-        return _in_units(image, units, units)
-    target = values["units"]
-    converted = _in_units(image, units, target)
-    if units == "float" and converted.size:
+    target = units if family.input == "rgb" or not values else values["units"]
+    if units == "float" and image.size and (family.input == "rgb" or target != "float"):
+        if image.min() < 0 or image.max() > 1:
+            what = "RGB" if family.input == "rgb" else f"for a model trained on {target} images"
+            raise ValueError(f"{name}: floating-point values {what} must lie in [0, 1] "
+                             f"(fractions of full scale), got {image.min():.4g}.."
+                             f"{image.max():.4g}; divide 8-bit values by 255, or pass uint8")
+    elif units == "float" and target == "float" and values and image.size:
         low, high = values["range"]
-        slack = max(high - low, UNIT_SCALE[target])
-        found = (float(converted.min()), float(converted.max()))
-        if found[0] < low - slack or found[1] > high + slack:
-            raise ValueError(
-                f"{name}: floating-point values {image.min():.4g}..{image.max():.4g} read as "
-                f"{found[0]:.4g}..{found[1]:.4g} in the model's units ({target}), far outside "
-                f"the training range {low:.4g}..{high:.4g}: floats are read as fractions "
-                "(0..1) of the model's full scale; rescale the image")
-    return converted
+        slack = max(high - low, 1.0)
+        if image.min() < low - slack or image.max() > high + slack:
+            raise ValueError(f"{name}: values {image.min():.4g}..{image.max():.4g} lie far "
+                             f"outside the training range {low:.4g}..{high:.4g}: not on the "
+                             "scale the model was trained on; rescale the image")
+    return _in_units(image, units, target)
 
 
 def training_values(images: list, family: FeatureFamily) -> tuple[list, dict | None]:
