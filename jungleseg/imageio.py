@@ -73,12 +73,13 @@ def _read_tiff(path: Path) -> np.ndarray:
             raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
     except (tifffile.TiffFileError, OSError, EOFError) as err:
         raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
-    level = cv2.getLogLevel()  # OpenCV reads the compressions tifffile leaves to imagecodecs
-    cv2.setLogLevel(0)
+    logging = cv2.utils.logging  # OpenCV reads the compressions tifffile leaves to imagecodecs
+    level = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT)
     try:
         image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
     finally:
-        cv2.setLogLevel(level)
+        logging.setLogLevel(level)
     if image is None:
         raise ValueError(f"{path}: damaged or truncated image file")
     return _rgb_order(image)

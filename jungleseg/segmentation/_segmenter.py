@@ -7,6 +7,7 @@ import time
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._memory import format_size, physical_memory, training_bytes
 from .._validation import Integral, Interval, ListOf, StrOptions
 from ..features import ColourFeatures, DepthFeatures, FeatureFamily, fingerprint
 from ..jungle import Jungle, JungleBase, grow
@@ -170,6 +171,7 @@ class JungleSegmenter(JungleBase):
         self.classes_ = np.array([v for v in values if int(v) not in ignore])
         if self.classes_.size < 2:
             raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
+        self._check_memory(images)
         seed = self._seed()
         params = self._grow_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
@@ -202,6 +204,18 @@ class JungleSegmenter(JungleBase):
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)
         return self
+
+    def _check_memory(self, images) -> None:
+        """MemoryError, before any work, when training cannot fit in this machine's memory
+        at all (the command line checks a tighter budget, ``--max-memory``)."""
+        estimate = training_bytes(self, [np.shape(im) for im in images],
+                                  max(np.asarray(im).dtype.itemsize for im in images),
+                                  len(self.classes_))
+        if estimate.total > physical_memory():
+            raise MemoryError(
+                f"training would need up to {format_size(estimate.total)}, more than this "
+                f"machine's memory ({format_size(physical_memory())}); the largest part is "
+                f"{estimate.largest} ({format_size(estimate.largest_bytes)})")
 
     def _class_ratio(self, labels, samples) -> np.ndarray:
         """Each class's share of the labelled pixels over its share of the samples."""
@@ -240,6 +254,9 @@ def _checked_labels(labels, i: int) -> np.ndarray:
         return labels
     if labels.dtype.kind == "b":
         return labels.astype(np.uint8)
+    if labels.dtype == object and all(isinstance(v, (int, np.integer))
+                                      and not isinstance(v, bool) for v in labels.ravel()):
+        return labels.astype(np.int64)
     if labels.dtype.kind == "f":
         whole = bool(np.all(np.isfinite(labels)) and np.all(labels == np.round(labels)))
         hint = ("; its values are whole numbers: convert with .astype(np.uint8) or uint16"
