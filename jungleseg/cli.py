@@ -87,25 +87,27 @@ def _writable_file(path, what: str) -> Path:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ValueError(f"{folder}: no such folder (for {what} {path.name}); create it first")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as err:
-        raise ValueError(f"{folder}: cannot write here ({err.strerror or err})") from None
+    _try_writing(folder)
     return path
 
 
 def _writable_folder(path, what: str) -> Path:
+    """``path``, created if missing, if files can be written in it; else ValueError."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{path}: is a file; {what} needs a folder")
+    _try_writing(path, create=True)
+    return path
+
+
+def _try_writing(folder: Path, create: bool = False) -> None:
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
-        raise ValueError(f"{path}: cannot write here ({err.strerror or err})") from None
-    return path
+        raise ValueError(f"{folder}: cannot write here ({err.strerror or err})") from None
 
 
 def _save_or_rescue(jungle, path: Path) -> Path:
@@ -260,29 +262,9 @@ def _naming(path: Path, err: BaseException) -> str:
     return text if text.startswith(str(path)) else f"{path}: {text}"
 
 
-def _confusion_png(confusion, names, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    counts = confusion[:, :len(names)].astype(float)
-    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
-    ax = fig.add_subplot()
-    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("true")
-    ax.set_title("confusion (rows normalised)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-
-
 def cmd_evaluate(args) -> int:
     from .datasets import load_benchmark
-    from .evaluate import class_mismatch, evaluate_jungle
+    from .evaluate import class_mismatch, confusion_png, evaluate_jungle
     from .io import load_model
 
     jungle = load_model(args.model)
@@ -305,7 +287,7 @@ def cmd_evaluate(args) -> int:
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet,
                                      on_error=report)
     names = jungle.class_names
-    _confusion_png(scores.confusion, names, confusion_path)
+    confusion_png(scores.confusion, names, confusion_path)
     if json_path:
         json_path.write_text(json.dumps({**result, "n_failed": len(failures)}, indent=2))
     if not args.quiet:
@@ -368,7 +350,7 @@ def cmd_demo(args) -> int:
     from .datasets import load_benchmark
     from .datasets._imageset import colourise, contact_sheet
     from .datasets.faces import CLASS_COLOURS, CLASS_NAMES
-    from .evaluate import evaluate_jungle
+    from .evaluate import confusion_png, evaluate_jungle
     from .io import load_model
     from .segmentation import segment
 
@@ -386,7 +368,7 @@ def cmd_demo(args) -> int:
     model_path = _save_or_rescue(_with_metadata(estimator, train), out / "faces-jungle.h5")
     jungle = load_model(model_path)
     scores, result = evaluate_jungle(jungle, test.images, test.labels, not args.quiet)
-    _confusion_png(scores.confusion, jungle.class_names, out / "confusion.png")
+    confusion_png(scores.confusion, jungle.class_names, out / "confusion.png")
     (out / "scores.json").write_text(json.dumps(result, indent=2))
     panels = [[(image, f"test face {i}"), (colourise(truth, CLASS_COLOURS), "truth"),
                (colourise(segment(jungle, image)[0], CLASS_COLOURS), "jungle")]

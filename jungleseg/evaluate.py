@@ -193,3 +193,25 @@ def evaluate_jungle(jungle: Jungle, images, labels, progress: bool = False,
                   max_feature_evaluations=jungle.max_feature_evaluations,
                   classes=[int(c) for c in jungle.classes], n_images=len(predicted))
     return result, report
+
+
+def confusion_png(confusion: np.ndarray, names, path) -> None:
+    """Draw a confusion matrix (rows normalised to the true class) as a PNG at ``path``,
+    classes labelled by ``names``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    counts = confusion[:, :len(names)].astype(float)
+    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
+    ax = fig.add_subplot()
+    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title("confusion (rows normalised)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)

@@ -105,10 +105,11 @@ def checked_image(image, family: FeatureFamily, values: dict | None = None,
     target = units if family.input == "rgb" or not values else values["units"]
     if units == "float" and image.size and (family.input == "rgb" or target != "float"):
         if image.min() < 0 or image.max() > 1:
-            what = "RGB" if family.input == "rgb" else f"for a model trained on {target} images"
-            raise ValueError(f"{name}: floating-point values {what} must lie in [0, 1] "
-                             f"(fractions of full scale), got {image.min():.4g}.."
-                             f"{image.max():.4g}; divide 8-bit values by 255, or pass uint8")
+            what = ("RGB values must lie in [0, 1]" if family.input == "rgb" else
+                    f"values must lie in [0, 1] for a model trained on {target} images")
+            raise ValueError(f"{name}: floating-point {what} (fractions of full scale), got "
+                             f"{image.min():.4g}..{image.max():.4g}; divide 8-bit values by "
+                             "255, or pass uint8")
     elif units == "float" and target == "float" and values and image.size:
         low, high = values["range"]
         slack = max(high - low, 1.0)
