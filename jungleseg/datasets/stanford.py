@@ -87,10 +87,12 @@ def stanford_ids(root: str | os.PathLike[str] | None = None) -> list[str]:
 
 
 def _read_rgb(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise FileNotFoundError(f"cannot read image {path}")
-    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    """The RGB picture, read strictly (a truncated JPEG is an error): the same pixels as
+    OpenCV's decoder gives."""
+    from ..imageio import read_image
+
+    image = read_image(path)
+    return np.repeat(image[:, :, None], 3, axis=2) if image.ndim == 2 else image[:, :, :3]
 
 
 def _read_regions(path: Path) -> np.ndarray:
