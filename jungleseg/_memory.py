@@ -79,6 +79,15 @@ def available_memory() -> int:
     return physical_memory()
 
 
+def resident_memory() -> int:
+    """Bytes this process holds in memory now (interpreter, libraries, data loaded)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
 def default_budget() -> int:
     """:data:`DEFAULT_BUDGET_FRACTION` of the available memory."""
     return int(DEFAULT_BUDGET_FRACTION * available_memory())

@@ -72,9 +72,13 @@ def _error(text: str) -> None:
 
 
 def _budget(args) -> int:
-    from ._memory import default_budget, parse_size
+    """Bytes the work may add: ``--max-memory`` (the whole process) less what the process
+    holds already, or the default budget (a share of what is still available)."""
+    from ._memory import default_budget, parse_size, resident_memory
 
-    return parse_size(args.max_memory) if getattr(args, "max_memory", None) else default_budget()
+    if not getattr(args, "max_memory", None):
+        return default_budget()
+    return max(parse_size(args.max_memory) - resident_memory(), 0)
 
 
 def _writable_file(path, what: str) -> Path:
@@ -409,8 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     memory = argparse.ArgumentParser(add_help=False)
     memory.add_argument("--max-memory", metavar="SIZE",
-                        help="memory budget, e.g. 8GB (default: 80 %% of the memory available "
-                             "at the start); larger images are segmented in tiles, larger "
+                        help="memory budget of the whole process, e.g. 8GB (default: 80 %% of the "
+                             "memory available at the start); larger images are segmented in tiles, larger "
                              "trainings are refused")
 
     def add(name, *parents, **kw):

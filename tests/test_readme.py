@@ -45,4 +45,4 @@ def test_quick_start_on_a_fresh_clone(tmp_path):
     collect = subprocess.run(["bash", "-c", tests], cwd=clone, capture_output=True, text=True,
                              env={**env, "PYTEST_ADDOPTS": "--collect-only -q"}, timeout=1800)
     assert collect.returncode == 0, (collect.stdout[-3000:], collect.stderr[-3000:])
-    assert re.search(r"\d+ tests collected", collect.stdout), collect.stdout[-2000:]
+    assert "tests/test_readme.py: 2" in collect.stdout, collect.stdout[-2000:]  # all collected
