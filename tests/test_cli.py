@@ -280,13 +280,6 @@ def test_memory_budget_refusals_and_tiles(trained, tmp_path):
     assert "big.npy" in line and "memory budget" in line
 
 
-_INTERRUPT_TRAINING = """
-import sys
-from jungleseg import cli
-sys.exit(cli.main(sys.argv[1:]))
-"""
-
-
 def test_ctrl_c_stops_training_cleanly(tmp_path):
     data = tmp_path / "faces"
     run("generate", "faces", "--n", 30, "--size", "120x160", "--out", data)
