@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,8 +126,34 @@ def evaluate(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike], classes
     return scores(confusion_matrix(truth, predicted, classes, ignore))
 
 
+def class_mismatch(jungle: Jungle, class_names: dict) -> str | None:
+    """Why a model's classes do not match a dataset's ``{value: name}``, or None: both
+    must have the same class values and, where the model stores names, the same names.
+
+    >>> class_mismatch(Jungle([], np.arange(2), None, {}, {"class_names": {"0": "sky",
+    ...     "1": "tree"}}), {0: "sky", 1: "hair"})
+    "class 1 is 'tree' in the model but 'hair' in the dataset"
+    """
+    ours = [int(c) for c in jungle.classes]
+    theirs = sorted(int(v) for v in class_names)
+    missing = [v for v in theirs if v not in ours]
+    extra = [v for v in ours if v not in theirs]
+    if extra:
+        return f"the model's classes {extra} are not classes of the dataset ({theirs})"
+    if missing:
+        return f"the dataset's classes {missing} are not among the model's ({ours})"
+    names = jungle.metadata.get("class_names") or {}
+    for value in ours:
+        name = names.get(str(value))
+        if name is not None and str(name) != str(class_names[value]):
+            return (f"class {value} is {str(name)!r} in the model but "
+                    f"{str(class_names[value])!r} in the dataset")
+    return None
+
+
 def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
-                    progress: bool = False) -> tuple[Scores, dict]:
+                    progress: bool = False, on_error: Callable[[int, Exception], None] | None = None
+                    ) -> tuple[Scores, dict]:
     """Segment images with a jungle and score the result against their label images.
 
     Parameters
@@ -139,6 +165,10 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
         background, which is never classified).
     progress : bool
         Show a progress bar.
+    on_error : callable, optional
+        ``on_error(i, error)`` is called for an image ``i`` that cannot be segmented
+        (a ValueError or MemoryError), which is then left out of the scores; without it
+        the error is raised.
 
     Returns
     -------
@@ -151,14 +181,23 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     """
     from tqdm import tqdm
 
-    predicted = [segment(jungle, im)[0] for im in tqdm(images, disable=not progress,
-                                                       leave=False, desc="evaluating")]
+    predicted, truth = [], []
+    for i, image in enumerate(tqdm(images, disable=not progress, leave=False,
+                                   desc="evaluating")):
+        try:
+            predicted.append(segment(jungle, image)[0])
+        except (ValueError, MemoryError) as error:
+            if on_error is None:
+                raise
+            on_error(i, error)
+            continue
+        truth.append(labels[i])
     ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
-    result = evaluate(labels, predicted, jungle.classes, ignore=ignore)
+    result = evaluate(truth, predicted, jungle.classes, ignore=ignore)
     report = result.as_dict(jungle.class_names)
     report.update(nodes=jungle.node_count, bytes=jungle.nbytes,
                   max_feature_evaluations=jungle.max_feature_evaluations,
-                  classes=[int(c) for c in jungle.classes], n_images=len(images))
+                  classes=[int(c) for c in jungle.classes], n_images=len(predicted))
     return result, report
 
 

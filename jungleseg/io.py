@@ -1,19 +1,24 @@
-"""Model files: jungles in HDF5, written atomically and validated on load.
+"""Model files: jungles in HDF5, written atomically, checksummed and validated on load.
 
 Layout (``docs/model-format.md`` describes it for other programs)::
 
     /                      attrs: format = "jungleseg-model", format_version, library_version,
-                                  features (JSON), training (JSON), metadata (JSON)
+                                  features (JSON), training (JSON), metadata (JSON), sha256
     /classes               class values, int64 (C,)
     /dags/<g>/level_start  int32 (n_levels + 1,)
     /dags/<g>/feature_kind uint8 (n_nodes,)
     ...                    feature_params, threshold, left, right, leaf_value (see DAG)
+
+Every dataset carries HDF5's Fletcher-32 checksum, and the HDF5 metadata the checksums of
+the 1.8 file format; ``sha256`` covers the attributes and the arrays (:func:`content_digest`),
+so a flipped byte or an edited attribute is reported on load instead of changing results.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 import h5py
@@ -27,8 +32,15 @@ from .jungle._dag import _DTYPES
 from .segmentation import SEGMENTATION_CONSTRAINTS
 
 FORMAT = "jungleseg-model"
-FORMAT_VERSION = 1
+#: Version 2 added the Fletcher-32 and SHA-256 checksums; version 1 files still load.
+FORMAT_VERSION = 2
+#: The root attributes the content digest covers, in this order.
+DIGEST_ATTRIBUTES = ("format", "format_version", "library_version", "features", "training",
+                     "metadata")
 _MAX_ELEMENTS = 1 << 31  # refuse datasets that claim more elements than this
+# gzip expands at most ~1032 times: a dataset claiming more bytes than this many times the
+# file's size (plus 1 MiB) holds unwritten chunks or lies about its shape
+_MAX_EXPANSION = 1100
 
 
 class ModelFileError(ModelError):
@@ -47,43 +59,78 @@ def _json_default(value):
     raise TypeError(f"cannot store {type(value).__name__} in a model file")
 
 
+def content_digest(attributes: dict, arrays: list[tuple[str, np.ndarray]]) -> str:
+    """SHA-256 (hex) of a model's root attributes :data:`DIGEST_ATTRIBUTES` (as text) and
+    of its arrays (path, dtype, shape and bytes of each, in the order given: ``/classes``,
+    then every DAG's arrays in DAG order). What ``save_model`` stores as ``sha256`` and
+    ``load_model`` recomputes from what it read."""
+    digest = hashlib.sha256()
+    for name in DIGEST_ATTRIBUTES:
+        digest.update(f"{name}={attributes[name]}\n".encode())
+    for where, array in arrays:
+        array = np.ascontiguousarray(array)
+        digest.update(f"{where} {array.dtype.str} {array.shape}\n".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
+def _model_arrays(jungle: Jungle) -> list[tuple[str, np.ndarray]]:
+    arrays = [("/classes", np.asarray(jungle.classes, np.int64))]
+    for g, dag in enumerate(jungle.dags):
+        arrays += [(f"/dags/{g}/{name}", array) for name, array in dag.arrays().items()]
+    return arrays
+
+
+def _temporary_file(path: Path) -> Path:
+    """A new empty file beside ``path``, created with mode 0666 less the umask (like any
+    file the user writes, usually 0644), unlike ``tempfile.mkstemp``'s 0600."""
+    folder = path.parent if str(path.parent) else Path(".")
+    for _ in range(100):
+        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{folder}: cannot create a temporary file for {path.name}")
+
+
 def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     """Write ``jungle`` to ``path`` atomically: a crash mid-save leaves any previous file
-    at ``path`` untouched (the data go to a temporary file that is renamed at the end)."""
+    at ``path`` untouched (the data go to a temporary file that is renamed at the end).
+    The file is readable like any other file the user writes (mode 0666 less the umask)."""
     path = Path(path)
     jungle.validate()
-    folder = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
+    attributes = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                  "library_version": __version__,
+                  "features": json.dumps(jungle.family.to_dict()),
+                  "training": json.dumps(jungle.params, default=_json_default),
+                  "metadata": json.dumps(jungle.metadata, default=_json_default)}
+    arrays = _model_arrays(jungle)
+    tmp = _temporary_file(path)
     try:
-        with h5py.File(tmp, "w") as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            f.attrs["library_version"] = __version__
-            f.attrs["features"] = json.dumps(jungle.family.to_dict())
-            f.attrs["training"] = json.dumps(jungle.params, default=_json_default)
-            f.attrs["metadata"] = json.dumps(jungle.metadata, default=_json_default)
-            f.create_dataset("classes", data=np.asarray(jungle.classes, np.int64))
-            dags = f.create_group("dags")
-            for g, dag in enumerate(jungle.dags):
-                group = dags.create_group(str(g))
-                for name, array in dag.arrays().items():
-                    group.create_dataset(name, data=array, compression="gzip", shuffle=True)
+        with h5py.File(tmp, "w", libver=("v108", "v108")) as f:
+            f.attrs.update(attributes)
+            f.attrs["sha256"] = content_digest(attributes, arrays)
+            for where, array in arrays:
+                compress = {"compression": "gzip", "shuffle": True} if array.size > 1 else {}
+                f.create_dataset(where, data=array, fletcher32=True, **compress)
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 
 
-def _read(group, name: str, path: Path, where: str) -> np.ndarray:
+def _read(group, name: str, path: Path, where: str, limit: int) -> np.ndarray:
     if name not in group or not isinstance(group[name], h5py.Dataset):
         raise ModelFileError(f"{path}: missing dataset {where}{name}")
     ds = group[name]
-    if ds.size > _MAX_ELEMENTS:
-        raise ModelFileError(f"{path}: dataset {where}{name} claims {ds.size} elements")
+    if ds.size > _MAX_ELEMENTS or ds.size * ds.dtype.itemsize > limit:
+        raise ModelFileError(f"{path}: dataset {where}{name} claims {ds.size} elements, more "
+                             "than the file can hold")
     expected = _DTYPES.get(name)
     if expected is not None and ds.dtype != expected:
         raise ModelFileError(f"{path}: {where}{name} has dtype {ds.dtype}, expected "
@@ -91,11 +138,18 @@ def _read(group, name: str, path: Path, where: str) -> np.ndarray:
     return ds[()]
 
 
-def _attr_json(f, name: str, path: Path):
+def _attr_text(f, name: str, path: Path) -> str:
     if name not in f.attrs:
         raise ModelFileError(f"{path}: missing attribute '{name}'")
+    value = f.attrs[name]
+    if not isinstance(value, str):
+        raise ModelFileError(f"{path}: attribute '{name}' is not text")
+    return value
+
+
+def _attr_json(text: str, name: str, path: Path):
     try:
-        return json.loads(f.attrs[name])
+        return json.loads(text)
     except (TypeError, ValueError) as err:
         raise ModelFileError(f"{path}: attribute '{name}' is not valid JSON: {err}") from None
 
@@ -117,52 +171,77 @@ def _segmentation_problem(params: dict, metadata: dict) -> str | None:
     return None
 
 
+def _read_file(f, path: Path) -> tuple:
+    """Attributes and arrays of an open model file, checksum verified (format 2 on)."""
+    if f.attrs.get("format") != FORMAT:
+        raise ModelFileError(f"{path}: not a jungleseg model (format attribute "
+                             f"{f.attrs.get('format')!r})")
+    version = f.attrs.get("format_version")
+    if not isinstance(version, (int, np.integer)) or version < 1:
+        raise ModelFileError(f"{path}: bad format_version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ModelFileError(f"{path}: format version {version} is newer than this "
+                             f"jungleseg ({__version__}) reads ({FORMAT_VERSION}); "
+                             "upgrade jungleseg")
+    texts = {name: _attr_text(f, name, path)
+             for name in ("library_version", "features", "training", "metadata")}
+    limit = _MAX_EXPANSION * path.stat().st_size + (1 << 20)
+    classes = _read(f, "classes", path, "/", limit)
+    if "dags" not in f or not isinstance(f["dags"], h5py.Group) or not len(f["dags"]):
+        raise ModelFileError(f"{path}: missing group /dags")
+    names = sorted(f["dags"], key=lambda k: int(k) if k.isdigit() else -1)
+    if names != [str(g) for g in range(len(names))]:
+        raise ModelFileError(f"{path}: /dags must hold groups 0..{len(names) - 1}")
+    dags = [{name: _read(f["dags"][g], name, path, f"/dags/{g}/", limit) for name in _DTYPES}
+            for g in names]
+    if version >= 2:
+        stored = _attr_text(f, "sha256", path)
+        arrays = [("/classes", classes)] + [(f"/dags/{g}/{name}", dag[name])
+                                            for g, dag in enumerate(dags) for name in _DTYPES]
+        attributes = {**texts, "format": FORMAT, "format_version": int(version)}
+        if content_digest(attributes, arrays) != stored:
+            raise ModelFileError(f"{path}: content checksum (sha256) does not match: the file "
+                                 "was changed or damaged after it was written")
+    return texts, classes, dags
+
+
 def load_model(path: str | os.PathLike) -> Jungle:
     """Read and fully validate a model file; raise :class:`ModelFileError` naming the
-    file and the problem for anything that is not a well-formed model."""
+    file and the problem for anything that is not a well-formed model (any error of h5py
+    or HDF5 included). Format 2 files must match their SHA-256 content checksum."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise ModelFileError(f"{path}: is a folder, not a model file")
+    if not path.exists():
         raise ModelFileError(f"{path}: no such model file")
     try:
         with h5py.File(path, "r") as f:
-            if f.attrs.get("format") != FORMAT:
-                raise ModelFileError(f"{path}: not a jungleseg model (format attribute "
-                                     f"{f.attrs.get('format')!r})")
-            version = f.attrs.get("format_version")
-            if not isinstance(version, (int, np.integer)) or version < 1:
-                raise ModelFileError(f"{path}: bad format_version {version!r}")
-            if version > FORMAT_VERSION:
-                raise ModelFileError(f"{path}: format version {version} is newer than this "
-                                     f"jungleseg ({__version__}) reads ({FORMAT_VERSION}); "
-                                     "upgrade jungleseg")
-            try:
-                family = family_from_dict(_attr_json(f, "features", path))
-            except (TypeError, ValueError) as err:
-                raise ModelFileError(f"{path}: bad feature specification: {err}") from None
-            params = _attr_json(f, "training", path)
-            metadata = _attr_json(f, "metadata", path)
-            classes = _read(f, "classes", path, "/")
-            if classes.ndim != 1 or classes.size < 1 or classes.dtype.kind not in "iu":
-                raise ModelFileError(f"{path}: /classes must be a non-empty integer vector")
-            if "dags" not in f or not isinstance(f["dags"], h5py.Group) or not len(f["dags"]):
-                raise ModelFileError(f"{path}: missing group /dags")
-            names = sorted(f["dags"], key=lambda k: int(k) if k.isdigit() else -1)
-            if names != [str(g) for g in range(len(names))]:
-                raise ModelFileError(f"{path}: /dags must hold groups 0..{len(names) - 1}")
-            dags = [DAG(**{name: _read(f["dags"][g], name, path, f"/dags/{g}/")
-                           for name in _DTYPES}) for g in names]
+            texts, classes, arrays = _read_file(f, path)
     except ModelFileError:
         raise
-    except (OSError, KeyError, ValueError, TypeError) as err:
-        raise ModelFileError(f"{path}: unreadable model file ({err})") from None
+    except Exception as err:  # noqa: BLE001 - whatever HDF5 makes of a damaged file
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ModelFileError(f"{path}: unreadable model file ({detail})") from None
+    try:
+        family = family_from_dict(_attr_json(texts["features"], "features", path))
+    except ModelFileError:
+        raise
+    except (TypeError, ValueError, AttributeError) as err:
+        raise ModelFileError(f"{path}: bad feature specification: {err}") from None
+    params = _attr_json(texts["training"], "training", path)
+    metadata = _attr_json(texts["metadata"], "metadata", path)
+    if classes.ndim != 1 or classes.size < 1 or classes.dtype.kind not in "iu":
+        raise ModelFileError(f"{path}: /classes must be a non-empty integer vector")
     params = params if isinstance(params, dict) else {}
     metadata = metadata if isinstance(metadata, dict) else {}
     problem = _segmentation_problem(params, metadata)
     if problem:
         raise ModelFileError(f"{path}: {problem}")
-    jungle = Jungle(dags, classes, family, params, metadata)
+    jungle = Jungle([DAG(**dag) for dag in arrays], classes, family, params, metadata)
     try:
         jungle.validate()
     except ModelError as err:
         raise ModelFileError(f"{path}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - arrays of the right dtype but absurd shapes
+        raise ModelFileError(f"{path}: malformed arrays ({err})") from None
     return jungle

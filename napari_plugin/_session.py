@@ -13,16 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from jungleseg import (
-    ColourFeatures,
-    DepthFeatures,
-    ImageStore,
-    Jungle,
-    JungleSegmenter,
-    segment,
-    segment_prepared,
-)
+from jungleseg import (ColourFeatures, DepthFeatures, ImageStore, Jungle, JungleSegmenter,
+                       segment, segment_prepared)
 from jungleseg.config import Config, preset_paths
+from jungleseg.segmentation import training_values
 
 #: Image types the widget offers; each says how a layer's array is read.
 IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
@@ -139,8 +133,9 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     scribbles = np.asarray(scribbles)
     if indices is None:
         indices = painted_indices(image.shape, scribbles, kind)
-    slices = [np.asarray(image[i]) for i in indices]
     features = model.features  # the estimator() of a preset names its features
+    # checked (NaN, complex, float RGB outside [0, 1]) and in one unit, as fit reads them
+    slices, _ = training_values([np.asarray(image[i]) for i in indices], features)
     # padded so that training and segment_prepared read probes unclamped (same result)
     store = features.prepare(slices, pad=features.point_reach or 0)
     model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)

@@ -13,6 +13,20 @@ from jungleseg.datasets._paths import data_root as resolve_data_root
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (minutes each; CI runs them)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def data_root() -> Path:
     """Folder of the real benchmark data (``stanford_background/``, ``fasseg/``, ``uci/``).

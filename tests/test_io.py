@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -19,6 +20,11 @@ from jungleseg import (
     save_model,
 )
 from jungleseg.datasets.faces import render_faces
+from jungleseg.io import DIGEST_ATTRIBUTES, FORMAT_VERSION, content_digest
+from jungleseg.jungle._dag import _DTYPES
+from jungleseg.segmentation import segment
+
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +64,23 @@ def test_tabular_round_trip(tmp_path):
     assert loaded.predict_proba(store, samples).tobytes() == clf.predict_proba(X).tobytes()
 
 
-def _edit(path, action):
+def _restamp(f):
+    """Recompute the content checksum after an edit, as a forger would, so that the
+    validation behind the checksum is what meets the edit."""
+    if not set(DIGEST_ATTRIBUTES) <= set(f.attrs) or "classes" not in f or "dags" not in f:
+        return
+    arrays = [("/classes", f["classes"][()])]
+    for g in sorted(f["dags"], key=int):
+        arrays += [(f"/dags/{g}/{name}", f["dags"][g][name][()]) for name in _DTYPES
+                   if name in f["dags"][g]]
+    f.attrs["sha256"] = content_digest({k: f.attrs[k] for k in DIGEST_ATTRIBUTES}, arrays)
+
+
+def _edit(path, action, restamp=True):
     with h5py.File(path, "r+") as f:
         action(f)
+        if restamp:
+            _restamp(f)
 
 
 def _replace(f, name, data):
@@ -113,8 +133,62 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
 def test_corrupt_and_hostile_files_give_the_clear_error(model_file, name):
     _edit(model_file, CORRUPTIONS[name])
-    with pytest.raises(ModelFileError, match=str(model_file)):
+    with pytest.raises(ModelFileError, match=str(model_file)) as error:
         load_model(model_file)
+    assert "checksum" not in str(error.value)  # the validation behind it caught this
+
+
+@pytest.mark.parametrize("edit", [
+    lambda f: f.attrs.__setitem__("training", json.dumps(
+        {**json.loads(f.attrs["training"]), "smoothing": 6})),
+    lambda f: f.attrs.__setitem__("metadata", json.dumps(
+        {**json.loads(f.attrs["metadata"]), "class_names": {"0": "sky"}})),
+    lambda f: f["dags/1/threshold"].write_direct(f["dags/1/threshold"][()] + np.float32(1)),
+    lambda f: f.attrs.__setitem__("library_version", "0.0.0"),
+])
+def test_any_edit_breaks_the_content_checksum(model_file, edit):
+    _edit(model_file, edit, restamp=False)
+    with pytest.raises(ModelFileError, match="checksum"):
+        load_model(model_file)
+
+
+def test_every_dataset_has_a_fletcher32_checksum(model_file):
+    with h5py.File(model_file, "r") as f:
+        datasets = []
+        f.visititems(lambda name, obj: datasets.append(obj)
+                     if isinstance(obj, h5py.Dataset) else None)
+        assert f.attrs["format_version"] == FORMAT_VERSION == 2
+        assert len(datasets) == 1 + 2 * len(_DTYPES)
+        assert all(ds.fletcher32 for ds in datasets)
+
+
+def test_files_are_written_with_the_umask(segmenter, tmp_path):
+    previous = os.umask(0o022)
+    try:
+        assert (save_model(segmenter.jungle_, tmp_path / "a.h5").stat().st_mode & 0o777
+                == 0o644)
+        os.umask(0o077)
+        assert (save_model(segmenter.jungle_, tmp_path / "b.h5").stat().st_mode & 0o777
+                == 0o600)
+    finally:
+        os.umask(previous)
+
+
+def test_format_1_files_still_load_and_segment_the_same():
+    """tests/data/model_format1.h5 was written by the format-1 writer (before checksums)."""
+    with h5py.File(DATA / "model_format1.h5", "r") as f:
+        assert f.attrs["format_version"] == 1 and "sha256" not in f.attrs
+    jungle = load_model(DATA / "model_format1.h5")
+    expected = np.load(DATA / "model_format1_expected.npz")
+    labels, proba = segment(jungle, expected["image"])
+    np.testing.assert_array_equal(labels, expected["labels"])
+    assert proba.tobytes() == expected["proba"].tobytes()
+    assert jungle.class_names[1] == "skin" and jungle.params["smoothing"] == 2
+
+
+def test_a_folder_is_not_a_model_file(tmp_path):
+    with pytest.raises(ModelFileError, match="is a folder"):
+        load_model(tmp_path)
 
 
 def test_truncated_and_foreign_files(model_file, tmp_path):

@@ -1,11 +1,17 @@
-"""Every Python code block of README.md runs as written (on the synthetic data it makes)."""
+"""The README works as written: every Python code block runs (on the synthetic data it
+makes), the quick start works on a fresh clone in a fresh virtual environment (slow), and
+``.ci/run`` runs its test command verbatim."""
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-BLOCKS = re.findall(r"^```python\n(.*?)^```", README.read_text(), flags=re.S | re.M)
+REPO = Path(__file__).resolve().parents[1]
+BLOCKS = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(),
+                    flags=re.S | re.M)
 
 
 def test_the_readme_has_python_blocks():
@@ -16,3 +22,40 @@ def test_the_readme_has_python_blocks():
 def test_readme_block_runs(index, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # blocks may write files (a model)
     exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
+
+
+def quick_start_blocks() -> list[str]:
+    """The bash blocks of the README's Quick start section, in order."""
+    text = (REPO / "README.md").read_text()
+    section = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", section, re.S)]
+
+
+def test_ci_runs_the_readme_test_command():
+    install, tests = quick_start_blocks()
+    assert "jungleseg demo" in install and 'pip install -e ".[dev]"' in tests
+    assert tests in (REPO / ".ci/run").read_text().splitlines()
+
+
+@pytest.mark.slow
+def test_quick_start_on_a_fresh_clone(tmp_path):
+    """Both quick-start commands, verbatim, in a fresh clone without the caller's venv.
+    The test command runs with PYTEST_ADDOPTS=--collect-only: it must find pytest and its
+    plugins and import every test module (running the suite again inside itself would
+    only repeat it)."""
+    clone = tmp_path / "jungleseg"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    venv = os.environ.get("VIRTUAL_ENV") or str(Path(sys.prefix))
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
+                                  if not p.startswith(venv))
+    install, tests = quick_start_blocks()
+    demo = subprocess.run(["bash", "-c", install], cwd=clone, env=env, capture_output=True,
+                          text=True, timeout=1800)
+    assert demo.returncode == 0, demo.stderr[-3000:]
+    assert "test mean Jaccard" in demo.stdout and "a good result" in demo.stdout
+    assert (clone / "jungleseg-demo/examples.png").stat().st_size > 10000
+    collect = subprocess.run(["bash", "-c", tests], cwd=clone, capture_output=True, text=True,
+                             env={**env, "PYTEST_ADDOPTS": "--collect-only -q"}, timeout=1800)
+    assert collect.returncode == 0, (collect.stdout[-3000:], collect.stderr[-3000:])
+    assert re.search(r"tests/test_readme.py: \d+", collect.stdout), collect.stdout[-2000:]

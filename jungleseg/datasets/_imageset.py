@@ -63,9 +63,19 @@ def load_image_set(folder: str | os.PathLike, image_dir: str = "images"
     """Read a folder written by :func:`save_image_set`: images (RGB, grey or 16-bit as
     stored), label maps and the ``meta.json`` entries."""
     folder = Path(folder)
-    meta = json.loads((folder / "meta.json").read_text())
+    if not (folder / "meta.json").is_file():
+        raise FileNotFoundError(f"{folder}: not a folder written by 'jungleseg generate' "
+                                "(no meta.json)")
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+        count = int(meta["count"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{folder / 'meta.json'}: not a valid image-set description "
+                         f"({err})") from None
+    if count < 1:
+        raise ValueError(f"{folder}: the image set is empty (meta.json count {count})")
     images, labels = [], []
-    for i in range(int(meta["count"])):
+    for i in range(count):
         name = f"{i:06d}.png"
         image = cv2.imread(str(folder / image_dir / name), cv2.IMREAD_UNCHANGED)
         label = cv2.imread(str(folder / "labels" / name), cv2.IMREAD_UNCHANGED)

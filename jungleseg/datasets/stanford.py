@@ -73,22 +73,26 @@ def stanford_ids(root: str | os.PathLike[str] | None = None) -> list[str]:
     Raises
     ------
     FileNotFoundError
-        If the folder has no ``images/`` sub-folder.
+        If the folder has no ``images/`` sub-folder, or no images.
     """
     folder = dataset_dir(FOLDER, root)
     if not (folder / "images").is_dir():
         raise FileNotFoundError(f"{folder} has no images/ folder: not a Stanford Background copy")
     ids_file = folder / "ids.txt"
-    if ids_file.is_file():
-        return ids_file.read_text().split()
-    return sorted(p.stem for p in (folder / "images").glob("*.jpg"))
+    ids = (ids_file.read_text().split() if ids_file.is_file()
+           else sorted(p.stem for p in (folder / "images").glob("*.jpg")))
+    if not ids:
+        raise FileNotFoundError(f"{folder}: no Stanford Background images (images/*.jpg)")
+    return ids
 
 
 def _read_rgb(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise FileNotFoundError(f"cannot read image {path}")
-    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    """The RGB picture, read strictly (a truncated JPEG is an error): the same pixels as
+    OpenCV's decoder gives."""
+    from ..imageio import read_image
+
+    image = read_image(path)
+    return np.repeat(image[:, :, None], 3, axis=2) if image.ndim == 2 else image[:, :, :3]
 
 
 def _read_regions(path: Path) -> np.ndarray:

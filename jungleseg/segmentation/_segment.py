@@ -8,6 +8,7 @@ from numpy.typing import ArrayLike
 from .._validation import Integral, Interval, check_params
 from ..features import DepthFeatures, ImageStore
 from ..jungle import Jungle
+from ._input import checked_image
 from ._smoothing import (
     SMOOTHING_CONSTRAINTS,
     guided_smoothing,
@@ -63,6 +64,7 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
                     ) -> tuple[np.ndarray, np.ndarray]:
+    image = checked_image(image, jungle.family, jungle.metadata.get("input_values"))
     store = jungle.family.prepare([image], pad=jungle.point_reach or 0, window=window)
     return _labelled(jungle, store, 0, smoothing)
 

@@ -9,11 +9,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
+from .._memory import format_size, physical_memory, training_bytes
 from .._validation import Integral, Interval, ListOf, StrOptions
 from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, fingerprint
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
+from ._input import training_values
 from ._sampling import STRATEGIES, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
@@ -165,6 +167,8 @@ class JungleSegmenter(JungleBase):
                 raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
                                  f"{np.shape(lab)}")
         family = self._family()
+        labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
+        images, input_values = training_values(images, family)
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
@@ -172,6 +176,7 @@ class JungleSegmenter(JungleBase):
         self.classes_ = np.array([v for v in values if int(v) not in ignore])
         if self.classes_.size < 2:
             raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
+        self._check_memory(images)
         seed = self._seed()
         params = self._grow_params(len(self.classes_), int(self.n_candidate_features), seed)
         start = time.perf_counter()
@@ -198,11 +203,24 @@ class JungleSegmenter(JungleBase):
         self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
                               {"seed": seed, "data_fingerprint": fingerprint(store, samples),
                                "n_training_images": len(images),
-                               "guide": _guide_statistics(store, samples)})
+                               "guide": _guide_statistics(store, samples),
+                               **({"input_values": input_values} if input_values else {})})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = len(samples)
         return self
+
+    def _check_memory(self, images) -> None:
+        """MemoryError, before any work, when training cannot fit in this machine's memory
+        at all (the command line checks a tighter budget, ``--max-memory``)."""
+        estimate = training_bytes(self, [np.shape(im) for im in images],
+                                  max(np.asarray(im).dtype.itemsize for im in images),
+                                  len(self.classes_))
+        if estimate.total > physical_memory():
+            raise MemoryError(
+                f"training would need up to {format_size(estimate.total)}, more than this "
+                f"machine's memory ({format_size(physical_memory())}); the largest part is "
+                f"{estimate.largest} ({format_size(estimate.largest_bytes)})")
 
     def _class_ratio(self, labels, samples) -> np.ndarray:
         """Each class's share of the labelled pixels over its share of the samples."""
@@ -232,6 +250,28 @@ class JungleSegmenter(JungleBase):
         """
         check_is_fitted(self, "jungle_")
         return segment(self.jungle_, image)[0]
+
+
+def _checked_labels(labels, i: int) -> np.ndarray:
+    """A label image as an integer array, or ValueError saying what it holds instead."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind in "ui":
+        return labels
+    if labels.dtype.kind == "b":
+        return labels.astype(np.uint8)
+    if labels.dtype == object and all(isinstance(v, (int, np.integer))
+                                      and not isinstance(v, bool) for v in labels.ravel()):
+        return labels.astype(np.int64)
+    if labels.dtype.kind == "f":
+        whole = bool(np.all(np.isfinite(labels)) and np.all(labels == np.round(labels)))
+        hint = ("; its values are whole numbers: convert with .astype(np.uint8) or uint16"
+                if whole else "")
+        raise ValueError(f"label image {i} is {labels.dtype}: labels must be integer class "
+                         f"values{hint}")
+    kinds = sorted({type(v).__name__ for v in labels.ravel()[:100000]}) if labels.dtype == object \
+        else [labels.dtype.name]
+    raise ValueError(f"label image {i} holds {', '.join(kinds)} values: labels must be integer "
+                     "class values (one integer array per image)")
 
 
 def _cheap_pad(reach: int | None, images) -> int:

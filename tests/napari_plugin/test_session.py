@@ -80,3 +80,15 @@ def test_guess_kind():
     assert session.guess_kind(np.zeros((4, 4, 3), np.uint8), rgb=True) == "rgb"
     assert session.guess_kind(np.array([[0, 1200]], np.uint16), rgb=False) == "depth"
     assert session.guess_kind(np.ones((4, 4), np.float32), rgb=False) == "grey"
+
+
+def test_training_refuses_hostile_layers():
+    image, truth = stripes_and_checks()
+    model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 16, 4, 8)
+    for bad, message in ((np.where(truth > 0, np.nan, image / 255.0), "NaN"),
+                         (image.astype(np.complex64), "complex")):
+        with pytest.raises(ValueError, match=message):
+            session.train(model, bad, strokes(truth), "grey")
+    rgb = session.estimator(session.load_preset("napari"), "rgb", 3, 2, 16, 4, 8)
+    with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
+        session.train(rgb, np.dstack([image.astype(np.float32)] * 3), strokes(truth), "rgb")

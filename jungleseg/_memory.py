@@ -1,0 +1,253 @@
+"""Peak-memory estimates of segmentation and training, written as formulas, and the
+memory budget they are checked against.
+
+Every estimate is a sum of the arrays the code allocates, in bytes. Names: an image of
+H x W pixels with ``C_in`` input channels of ``b_in`` bytes; the feature family's
+``C_s`` store channels; a store border ``p`` (``jungle.point_reach``); K classes.
+
+Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
+margin ``m``: ``h = tile + 2 m``)::
+
+    window = h w (4 C_s                 store planes (h + 2p)(w + 2p), float32
+                  + 8 C_s [box kinds]   integral images, float64
+                  + scratch(family)     conversion: RGB to CIELab 36, grey 16, channels 4 C_in
+                  + 4 C_in              the image in the model's units (float32), if converted
+                  + 4 K                 probabilities of the window
+                  + smooth(K)           box average 4 K; guided filter 4 K + 48
+                  + 16)                 argmax (int64) and class values (int64)
+
+    segmentation = H W C_in b_in                 the image
+                 + H W (4 K + 8)                 probabilities and labels returned
+                 + window
+
+(untiled, the window's probabilities and labels are the returned ones and are counted
+once). :func:`tile_for_budget` picks the largest tile whose estimate fits a budget; the
+tiled result equals the untiled one (:func:`jungleseg.segment`).
+
+Training on images of shapes (H_i, W_i), N sampled pixels, E entries (N per DAG, or the
+samples of each DAG's own images with ``images_per_dag``), G DAGs, K candidate features,
+T thresholds, P parameters per feature, K_c classes::
+
+    training = sum_i H_i W_i (C_in b_in + 4 C_s [+ 8 C_s box kinds])   images and store
+             + max_i H_i W_i (scratch(family) + 8)                      one image's scratch
+             + 16 N + 48 E                                              samples, entries
+             + max over levels d of level(d)
+             + G min(sum_d n_d / G, 2 E_g / min_samples_leaf) (8 K_c + 4 P + 32)   levels
+
+    level(d) = n_d K (1 + 4 P + 4 T + 16)          candidates, thresholds, best per candidate
+             + 2 n_d K T (4 K_c + 16) [LSearch]   split tables, weights and costs, and the
+                                                  copy of the rows of nodes that can split
+             + min(64, n_d K) 4 L_d               response scratch (L_d: largest node)
+
+where ``n_d``, the nodes split at level d, is at most ``G min(width(d), E_g / s)`` (the
+schedule's width; E_g the entries of one DAG, s = max(min_samples_split, 2
+min_samples_leaf), as a node needs s samples to split), and a level is an LSearch level
+when its children's width is below twice its parents. ``benchmarks/memory.py`` compares
+these estimates with the peak memory measured. They are upper bounds: they assume that
+every node that may split does and that every page allocated is written; training often
+needs several times less (zero pages never written are never resident).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Share of the available memory the default budget allows.
+DEFAULT_BUDGET_FRACTION = 0.8
+_UNITS = {"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9,
+          "t": 1e12, "tb": 1e12, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def physical_memory() -> int:
+    """Bytes of RAM of this machine."""
+    return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
+def available_memory() -> int:
+    """Bytes the kernel says can be allocated without swapping (``MemAvailable`` of
+    /proc/meminfo), else the physical memory."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return physical_memory()
+
+
+def resident_memory() -> int:
+    """Bytes this process holds in memory now (interpreter, libraries, data loaded)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return 0
+
+
+def default_budget() -> int:
+    """:data:`DEFAULT_BUDGET_FRACTION` of the available memory."""
+    return int(DEFAULT_BUDGET_FRACTION * available_memory())
+
+
+def parse_size(text: str) -> int:
+    """``"4GB"``, ``"512MiB"``, ``"2.5g"``, ``"1e9"`` as bytes (decimal units, binary with
+    ``i``).
+
+    >>> parse_size("1.5GB"), parse_size("2MiB"), parse_size("300")
+    (1500000000, 2097152, 300)
+    """
+    match = re.fullmatch(r"\s*([0-9.]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
+    if not match or match.group(2) not in _UNITS:
+        raise ValueError(f"memory size {text!r}: expected a number with an optional unit "
+                         "(B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), e.g. 8GB")
+    value = float(match.group(1)) * _UNITS[match.group(2)]
+    if value < 1:
+        raise ValueError(f"memory size {text!r} must be at least one byte")
+    return int(value)
+
+
+def format_size(n: float) -> str:
+    """Bytes for people: ``format_size(3.2e9) == '3.2 GB'``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def _scratch(family) -> int:
+    """Bytes per pixel that making the channels of one image needs besides the store."""
+    from .features import ColourFeatures
+
+    if not isinstance(family, ColourFeatures):
+        return 8  # depth in metres, float32, and its mask
+    if family.input == "rgb":
+        return 36  # float copy, clipped copy, CIELab, 3 float32 planes each
+    if family.input == "grey":
+        return 16
+    return 4 * family.n_input_channels
+
+
+def _input_channels(family) -> int:
+    from .features import ColourFeatures
+
+    return family.n_input_channels if isinstance(family, ColourFeatures) else 1
+
+
+def _window_per_pixel(jungle, smoothing: int) -> int:
+    family, k = jungle.family, jungle.n_classes
+    c_s = family.n_store_channels
+    smooth = 0
+    if smoothing:
+        smooth = 4 * k + (48 if jungle.params.get("guided_eps") else 0)
+    return (4 * c_s + (8 * c_s if family.needs_integral else 0) + _scratch(family)
+            + 4 * _input_channels(family) + 4 * k + smooth + 16)
+
+
+def segmentation_bytes(jungle, shape, itemsize: int = 1, tile: int | None = None,
+                       smoothing: int | None = None, margin: int = 0) -> int:
+    """Peak bytes of ``segment(jungle, image, tile=tile)`` for an image of ``shape``
+    whose values take ``itemsize`` bytes (module docstring); ``margin``, the context a
+    tile reads around itself (``family.margin`` plus the smoothing's reach)."""
+    h, w = int(shape[0]), int(shape[1])
+    c_in = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    smoothing = jungle.params.get("smoothing", 0) if smoothing is None else smoothing
+    pad = jungle.point_reach or 0
+    image = h * w * c_in * itemsize
+    outputs = h * w * (4 * jungle.n_classes + 8)
+    per_pixel = _window_per_pixel(jungle, smoothing)
+    if tile is None:  # the window's probabilities and labels are the ones returned
+        return image + (h + 2 * pad) * (w + 2 * pad) * per_pixel
+    th, tw = min(tile, h) + 2 * margin, min(tile, w) + 2 * margin
+    return image + outputs + (th + 2 * pad) * (tw + 2 * pad) * per_pixel
+
+
+def tile_for_budget(jungle, shape, itemsize: int, budget: int, margin: int,
+                    smoothing: int | None = None) -> int | None:
+    """None if the whole image fits ``budget``, else the largest tile (a multiple of 64
+    pixels) whose estimate fits. Raises MemoryError, saying what is needed, when not even
+    a 64-pixel tile fits (the image, its labels and probabilities alone)."""
+    if segmentation_bytes(jungle, shape, itemsize, None, smoothing) <= budget:
+        return None
+    low, high = 64, max(int(shape[0]), int(shape[1]))
+    need = segmentation_bytes(jungle, shape, itemsize, low, smoothing, margin)
+    if need > budget:
+        raise MemoryError(f"segmenting a {shape[0]}x{shape[1]} image needs at least "
+                          f"{format_size(need)} (the image, its labels and probabilities, "
+                          f"one 64-pixel tile), more than the memory budget "
+                          f"{format_size(budget)}")
+    while high - low > 64:  # the estimate grows with the tile: bisect
+        middle = (low + high) // 128 * 64
+        if segmentation_bytes(jungle, shape, itemsize, middle, smoothing, margin) <= budget:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@dataclass(frozen=True)
+class TrainingEstimate:
+    """Peak training bytes, and the largest term of the sum with its description."""
+
+    total: int
+    largest: str
+    largest_bytes: int
+
+
+def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
+                   n_samples: int | None = None) -> TrainingEstimate:
+    """Peak bytes of ``estimator.fit`` (a :class:`~jungleseg.JungleSegmenter`) on images
+    of ``shapes`` with ``n_classes`` classes (module docstring); ``n_samples`` defaults
+    to ``samples_per_image`` per image (every labelled pixel for ``sampling='all'``)."""
+    from .jungle._classes import MAX_DEPTH
+    from .jungle._schedules import level_width
+
+    family = estimator._family()
+    shapes = [tuple(int(n) for n in s[:2]) for s in shapes]
+    pixels = [h * w for h, w in shapes]
+    c_in, c_s = _input_channels(family), family.n_store_channels
+    if n_samples is None:
+        per_image = [p if estimator.sampling == "all" else min(p, estimator.samples_per_image)
+                     for p in pixels]
+        n_samples = sum(per_image)
+    g = int(estimator.n_estimators)
+    per_dag = n_samples
+    if estimator.images_per_dag is not None and shapes:
+        share = min(1.0, int(estimator.images_per_dag) / len(shapes))
+        per_dag = int(np.ceil(n_samples * share))
+    entries = g * per_dag
+    terms = {
+        "images and their channels": sum(pixels) * (c_in * itemsize + 4 * c_s
+                                                    + (8 * c_s if family.needs_integral else 0)),
+        "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8),
+        "samples and entries": 16 * n_samples + 48 * entries,
+    }
+    k = int(estimator.n_candidate_features)
+    t = int(estimator.n_thresholds)
+    p = family.n_params
+    split = max(int(estimator.min_samples_split), 2 * int(estimator.min_samples_leaf))
+    depth = MAX_DEPTH if estimator.max_depth is None else int(estimator.max_depth)
+    worst, worst_level, nodes, largest_node = 0, "", 0, per_dag
+    for d in range(depth):
+        parents = min(level_width(estimator.schedule, estimator.max_width, d),
+                      max(1, per_dag // split))
+        lsearch = level_width(estimator.schedule, estimator.max_width, d + 1) < 2 * parents
+        n = g * parents
+        level = n * k * (1 + 4 * p + 4 * t + 16) + min(64, n * k) * 4 * largest_node
+        if lsearch:  # twice: the rows of nodes with a valid split are copied out
+            level += 2 * n * k * t * (4 * n_classes + 16)
+        nodes += parents
+        if level > worst:
+            worst, worst_level = level, (
+                f"split tables of level {d}: {g} DAGs x {parents} nodes x {k} candidate "
+                f"features x {t} thresholds" + (f" x {n_classes} classes" if lsearch else ""))
+        largest_node = max(1, largest_node // 2)
+    # a DAG has at most 2 E_g / min_samples_leaf nodes: every leaf keeps that many samples
+    nodes = min(nodes, 2 * per_dag // int(estimator.min_samples_leaf) + 1)
+    terms[worst_level or "split tables"] = worst
+    terms["the DAGs' levels"] = g * nodes * (8 * n_classes + 4 * p + 32)
+    name = max(terms, key=terms.get)
+    return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))

@@ -1,0 +1,82 @@
+"""Image files in, label files out: strict reading, palette label PNGs."""
+import cv2
+import numpy as np
+import pytest
+import tifffile
+from PIL import Image
+
+from jungleseg import ColourFeatures, DepthFeatures
+from jungleseg.imageio import class_palette, image_files, read_image, write_labels
+
+
+@pytest.fixture
+def picture():
+    rng = np.random.default_rng(0)
+    return (rng.random((30, 40, 3)) * 255).astype(np.uint8)
+
+
+def test_formats_read_in_rgb_order(picture, tmp_path):
+    cv2.imwrite(str(tmp_path / "a.png"), cv2.cvtColor(picture, cv2.COLOR_RGB2BGR))
+    tifffile.imwrite(tmp_path / "a.tif", picture)
+    cv2.imwrite(str(tmp_path / "lzw.tif"), cv2.cvtColor(picture, cv2.COLOR_RGB2BGR))  # LZW
+    np.save(tmp_path / "a.npy", picture)
+    for name in ("a.png", "a.tif", "lzw.tif", "a.npy"):
+        np.testing.assert_array_equal(read_image(tmp_path / name), picture, err_msg=name)
+    cv2.imwrite(str(tmp_path / "a.jpg"), cv2.cvtColor(picture, cv2.COLOR_RGB2BGR))
+    opencv = cv2.cvtColor(cv2.imread(str(tmp_path / "a.jpg")), cv2.COLOR_BGR2RGB)
+    np.testing.assert_array_equal(read_image(tmp_path / "a.jpg"), opencv)  # same decoder
+    depth = np.arange(1200, dtype=np.uint16).reshape(30, 40) + 500
+    cv2.imwrite(str(tmp_path / "d.png"), depth)
+    got = read_image(tmp_path / "d.png", DepthFeatures())
+    assert got.dtype == np.uint16 and np.array_equal(got, depth)
+    floats = np.random.default_rng(1).random((10, 12, 5)).astype(np.float32)
+    tifffile.imwrite(tmp_path / "f.tif", floats)
+    np.testing.assert_array_equal(read_image(tmp_path / "f.tif"), floats)
+
+
+@pytest.mark.parametrize("suffix", [".png", ".jpg", ".tif", ".npy"])
+def test_truncated_files_are_errors_naming_the_file(picture, tmp_path, suffix):
+    path = tmp_path / f"a{suffix}"
+    if suffix == ".npy":
+        np.save(path, picture)
+    elif suffix == ".tif":
+        tifffile.imwrite(path, picture)
+    else:
+        cv2.imwrite(str(path), cv2.cvtColor(picture, cv2.COLOR_RGB2BGR))
+    data = path.read_bytes()
+    for cut in (len(data) // 2, len(data) - 7):
+        path.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match=str(path)):
+            read_image(path)
+
+
+def test_shape_checks_and_paths(picture, tmp_path):
+    cv2.imwrite(str(tmp_path / "g.png"), picture[:, :, 0])
+    with pytest.raises(ValueError, match="reads RGB images; this one is grey"):
+        read_image(tmp_path / "g.png", ColourFeatures())
+    np.save(tmp_path / "c.npy", picture)
+    with pytest.raises(ValueError, match="reads grey images"):
+        read_image(tmp_path / "c.npy", ColourFeatures(input="grey"))
+    with pytest.raises(ValueError, match="is a folder"):
+        read_image(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        read_image(tmp_path / "missing.png")
+    with pytest.raises(ValueError, match="no images"):
+        image_files([tmp_path / "empty"] if (tmp_path / "empty").mkdir() is None else [])
+    assert [p.name for p in image_files([tmp_path])] == ["c.npy", "g.png"]
+
+
+def test_label_pngs_are_palette_images_of_the_class_values(tmp_path):
+    labels = np.array([[0, 1, 2], [7, 255, 1]], np.uint8)
+    colours = {"0": [10, 20, 30], "1": [255, 0, 0], "2": [0, 255, 0]}
+    picture = Image.open(write_labels(tmp_path / "l.png", labels, colours))
+    assert picture.mode == "P"
+    np.testing.assert_array_equal(np.asarray(picture), labels)
+    palette = np.array(picture.getpalette()).reshape(-1, 3)
+    assert palette[0].tolist() == [10, 20, 30] and palette[2].tolist() == [0, 255, 0]
+    assert len({tuple(c) for c in class_palette()[:16]}) == 16  # distinct fallback colours
+    wide = np.array([[0, 300]], np.int64)
+    back = cv2.imread(str(write_labels(tmp_path / "w.png", wide)), cv2.IMREAD_UNCHANGED)
+    assert back.dtype == np.uint16 and back.tolist() == [[0, 300]]
+    with pytest.raises(OSError, match="could not write"):
+        write_labels(tmp_path / "missing" / "l.png", labels)

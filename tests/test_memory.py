@@ -1,0 +1,60 @@
+"""Memory estimates: budgets, tile choice, refusals."""
+import numpy as np
+import pytest
+
+from jungleseg import ColourFeatures, JungleSegmenter, segment
+from jungleseg._memory import (available_memory, default_budget, parse_size,
+                               physical_memory, segmentation_bytes, tile_for_budget,
+                               training_bytes)
+from jungleseg.datasets.faces import render_faces
+
+
+@pytest.fixture(scope="module")
+def model():
+    images, labels = render_faces(3, seed=0, size=(40, 48))
+    return JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=2,
+                           max_width=8, max_depth=4, n_candidate_features=8,
+                           samples_per_image=100, smoothing=2,
+                           random_state=0).fit(images, labels), images
+
+
+def test_sizes_and_budgets():
+    assert parse_size("2GB") == 2_000_000_000 and parse_size("1GiB") == 2**30
+    assert parse_size(" 512 mb ") == 512_000_000
+    for bad in ("lots", "-1GB", "0", "3 parsecs"):
+        with pytest.raises(ValueError, match="memory size"):
+            parse_size(bad)
+    assert 0 < available_memory() <= physical_memory()
+    assert default_budget() < available_memory()
+
+
+def test_tiles_are_chosen_to_fit_and_give_the_same_result(model):
+    seg, images = model
+    jungle = seg.jungle_
+    image = np.tile(images[0], (8, 8, 1))  # 320 x 384
+    margin = jungle.family.margin(image) + 2
+    whole = segmentation_bytes(jungle, image.shape, 1)
+    assert tile_for_budget(jungle, image.shape, 1, whole, margin) is None
+    tile = tile_for_budget(jungle, image.shape, 1, whole // 2, margin)
+    assert tile is not None and tile % 64 == 0
+    assert segmentation_bytes(jungle, image.shape, 1, tile, margin=margin) <= whole // 2
+    assert segmentation_bytes(jungle, image.shape, 1, tile + 64, margin=margin) > whole // 2
+    labels, proba = segment(jungle, image)
+    tiled = segment(jungle, image, tile=tile)
+    np.testing.assert_array_equal(tiled[0], labels)
+    with pytest.raises(MemoryError, match="320x384 image needs at least"):
+        tile_for_budget(jungle, image.shape, 1, 10_000, margin)
+
+
+def test_training_estimates_refuse_what_cannot_fit(model):
+    seg, images = model
+    shapes = [im.shape for im in images]
+    small = training_bytes(seg, shapes, 1, 8)
+    assert 0 < small.total < 100e6
+    huge = JungleSegmenter(ColourFeatures(), n_estimators=1000, max_width=1 << 20,
+                           n_candidate_features=5000, samples_per_image=100000)
+    estimate = training_bytes(huge, [(2000, 2000, 3)] * 100, 1, 8)
+    assert estimate.total > physical_memory() and "split tables" in estimate.largest
+    with pytest.raises(MemoryError, match="more than this machine"):
+        huge.fit([np.zeros((2000, 2000, 3), np.uint8)] * 2,
+                 [np.tile(np.arange(2, dtype=np.uint8), (2000, 1000))] * 2)
