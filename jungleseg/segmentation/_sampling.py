@@ -23,7 +23,9 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
 
     Parameters
     ----------
-    labels : sequence of (H, W) integer arrays
+    labels : sequence of (H, W) integer arrays, or of (D, H, W) label volumes: paint on
+        any slices counts, and voxel (z, y, x) is sampled at row ``z H + y`` (the volume's
+        slices as rows of one plane; :meth:`ImageStore.rows` places them in a store)
     classes : array of the class values the model predicts; other values are ignored.
     strategy : 'random' (``per_image`` pixels drawn uniformly among usable pixels),
         'all' (every usable pixel) or 'balanced' (``per_image`` pixels split equally
@@ -44,8 +46,8 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
     parts = []
     for i, lab in enumerate(labels):
         lab = np.asarray(lab)
-        if lab.ndim != 2:
-            raise ValueError(f"label image {i} must be 2-D, got shape {lab.shape}")
+        if lab.ndim not in (2, 3) or (i and lab.ndim != np.ndim(labels[0])):
+            raise ValueError(f"label image {i} must be 2-D (or all 3-D), got shape {lab.shape}")
         flat = lab.ravel()
         index = np.full(flat.shape, -1, np.int64)
         for value, k in lookup.items():
@@ -64,8 +66,9 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
                 pool = usable[index[usable] == k]
                 chosen.append(rng.choice(pool, min(quota, pool.size), replace=False))
             chosen = np.sort(np.concatenate(chosen)) if chosen else usable[:0]
-        parts.append((np.full(chosen.size, i, np.int32), (chosen // lab.shape[1]).astype(np.int32),
-                      (chosen % lab.shape[1]).astype(np.int32), index[chosen].astype(np.int32)))
+        width = lab.shape[-1]
+        parts.append((np.full(chosen.size, i, np.int32), (chosen // width).astype(np.int32),
+                      (chosen % width).astype(np.int32), index[chosen].astype(np.int32)))
     if not parts or sum(p[0].size for p in parts) == 0:
         raise ValueError("no labelled pixels to train on (all pixels are ignored or unknown)")
     image, row, col, label = (np.concatenate([p[j] for p in parts]) for j in range(4))

@@ -24,8 +24,8 @@ class JungleSegmenter(JungleBase):
     Parameters
     ----------
     features : FeatureFamily
-        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels) or
-        :class:`DepthFeatures`. With depth features only foreground pixels (depth > 0)
+        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels),
+        :class:`DepthFeatures`, or :class:`VolumeFeatures` for 3-D volumes. With depth features only foreground pixels (depth > 0)
         are classified and the label ``background`` is given elsewhere.
     n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
     criterion, n_thresholds, lsearch_steps, search, random_state
@@ -137,9 +137,11 @@ class JungleSegmenter(JungleBase):
         ----------
         images : sequence of arrays
             (H, W) grey or depth, (H, W, 3) RGB or (H, W, C) channel images, as the
-            feature family reads them.
+            feature family reads them; with :class:`~jungleseg.VolumeFeatures`, (D, H, W)
+            or (D, H, W, C) volumes.
         labels : sequence of (H, W) integer arrays
-            Class values per pixel; values in ``ignore`` are never trained on.
+            Class values per pixel (per voxel for volumes: (D, H, W), painted on any
+            slices); values in ``ignore`` are never trained on.
         progress : callable, optional
             ``progress(level, n_nodes)`` is called after each level; an exception it
             raises stops training (how a GUI cancels).
@@ -160,11 +162,15 @@ class JungleSegmenter(JungleBase):
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
             raise ValueError(f"got {len(images)} images and {len(labels)} label images")
-        for i, (im, lab) in enumerate(zip(images, labels)):
-            if np.shape(lab) != np.shape(im)[:2]:
-                raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
-                                 f"{np.shape(lab)}")
         family = self._family()
+        ndim = family.spatial_ndim
+        if ndim == 3 and self.smoothing and self.guided_eps is not None:
+            raise ValueError("edge-aware smoothing (guided_eps) is for 2-D images; volumes "
+                             "average probabilities plainly (guided_eps: null)")
+        for i, (im, lab) in enumerate(zip(images, labels)):
+            if np.ndim(im) < ndim or np.shape(lab) != np.shape(im)[:ndim]:
+                raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
+                                 f"{np.shape(lab)}")
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
@@ -178,11 +184,16 @@ class JungleSegmenter(JungleBase):
         if store is None:
             store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
         elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
-              or any((int(h), int(w)) != np.shape(im)[:2]
-                     for h, w, im in zip(store.height, store.width, images))):
+              or store.ndim != ndim
+              or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
             raise ValueError("store does not hold these images prepared by these features")
+        family.check_store(store)
         samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
+        if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
+            height = store.height[samples.image]
+            samples = dataclasses.replace(samples, row=store.rows(
+                samples.image, samples.row // height, samples.row % height))
         prepare_seconds = time.perf_counter() - start
         if self.images_per_dag is None:
             entries = every_sample(len(samples), self.n_estimators)
