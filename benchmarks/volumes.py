@@ -34,6 +34,7 @@ from jungleseg import ColourFeatures, evaluate, segment, segment_prepared  # noq
 from jungleseg.config import load_preset  # noqa: E402
 from jungleseg.datasets.cells3d import (  # noqa: E402
     CLASS_NAMES,
+    MEMBRANE,
     NUCLEUS,
     paint_slices,
     render_cell_volume,
@@ -59,14 +60,15 @@ def slice_model(seed: int):
 
 
 def painted(truth: np.ndarray, seed: int) -> np.ndarray:
-    """Strokes on three slices, as a user paints them: near each quartile of the depth, the
-    slice within four of it that shows the most nucleus."""
+    """Strokes on three slices, as a user paints them where structures show: within four
+    slices of the first and last quartile of the depth, the slice with the most membrane,
+    and near the middle the one with the most nucleus."""
     depth = truth.shape[0]
-    nuclei = (truth == NUCLEUS).sum(axis=(1, 2))
     chosen = []
-    for quartile in (depth // 4, depth // 2, 3 * depth // 4):
+    for quartile, structure in ((depth // 4, MEMBRANE), (depth // 2, NUCLEUS),
+                                (3 * depth // 4, MEMBRANE)):
         near = np.arange(max(quartile - 4, 0), min(quartile + 5, depth))
-        chosen.append(int(near[np.argmax(nuclei[near])]))
+        chosen.append(int(near[np.argmax((truth[near] == structure).sum(axis=(1, 2)))]))
     return paint_slices(truth, chosen, 0.01, seed)
 
 

@@ -92,7 +92,7 @@ class JungleWidget(Container):
         self.channel_layers = Select(label="more channels", choices=self._layers_of(Image),
                                      tooltip="other image layers read as further channels "
                                              "of the image (napari's channel_axis split)")
-        self.channel_axis = ComboBox(label="channel axis", choices=[layers.NO_CHANNEL_AXIS])
+        self.channel_axis = ComboBox(label="channel axis", choices=self._axis_choices)
         self.split_button = PushButton(text="Split channels into layers")
         self.mode = ComboBox(label="mode", choices=session.MODES)
         self.kind = ComboBox(label="image type", choices=session.IMAGE_KINDS)
@@ -155,16 +155,19 @@ class JungleWidget(Container):
             return [layer for layer in self.viewer.layers if isinstance(layer, layer_type)]
         return choices
 
+    def _axis_choices(self, _widget=None) -> list[str]:
+        """'none' or an axis of the image layer (not of an RGB one)."""
+        layer = getattr(self, "image", None) and self.image.value
+        axes = [str(a) for a in range(layer.ndim)] if layer and not layer.rgb else []
+        return [layers.NO_CHANNEL_AXIS, *axes]
+
     def _on_image_changed(self, *_):
         layer = self.image.value
-        axes = [layers.NO_CHANNEL_AXIS]
         if layer is not None:
             self.kind.value = session.guess_kind(layer.data, layer.rgb)
             if self.target.value is None:
                 self.target.value = layer
-            if not layer.rgb:
-                axes += [str(a) for a in range(layer.ndim)]
-        self.channel_axis.choices = axes
+        self.channel_axis.reset_choices()
         self.channel_axis.value = layers.NO_CHANNEL_AXIS
 
     def _on_mode_changed(self, *_):
