@@ -122,3 +122,27 @@ def check_scribbles(inp: Input, labels, world_ndim: int) -> None:
 def split_channels(data, axis: int) -> list:
     """The channels of ``data`` along ``axis``, each an array of the other axes."""
     return [np.take(data, c, axis=axis) for c in range(np.shape(data)[axis])]
+
+
+def split_into_layers(viewer, layer, axis: int) -> list:
+    """Replace ``layer`` in ``viewer`` by one image layer per channel along ``axis`` (as
+    napari's ``channel_axis`` does), on the layer's spatial scale and translate."""
+    keep = [a for a in range(layer.ndim) if a != axis % layer.ndim]
+    scale, translate = np.asarray(layer.scale)[keep], np.asarray(layer.translate)[keep]
+    added = [viewer.add_image(np.asarray(data), name=f"{layer.name} [{c}]", scale=scale,
+                              translate=translate, blending="additive")
+             for c, data in enumerate(split_channels(layer.data, axis))]
+    viewer.layers.remove(layer)
+    return added
+
+
+def visible_index(inp: Input, point: tuple, n_axes: int) -> tuple[int, ...]:
+    """The index along the input's first ``n_axes`` spatial axes of the viewer's world
+    position ``point`` (napari's ``dims.point``), within the input."""
+    index = []
+    for k in range(n_axes):
+        axis = inp.world_axes[k]
+        world = point[axis] if axis < len(point) else 0.0
+        step = int(round((world - inp.translate[k]) / inp.scale[k]))
+        index.append(min(max(step, 0), inp.shape[k] - 1))
+    return tuple(index)

@@ -242,17 +242,27 @@ def volume_estimator(preset: Config, n_channels: int, spacing: tuple, n_estimato
     return model
 
 
-def check_volume_model(jungle: Jungle, data_shape: tuple, n_channels: int, name: str) -> None:
-    """Raise ValueError unless a volume model can segment a layer of ``data_shape`` (channels
-    last) with ``n_channels`` channels, naming the layer."""
+def check_model_input(jungle: Jungle, kind: str, data_shape: tuple, rgb: bool, name: str
+                      ) -> None:
+    """Raise ValueError, naming the layer ``name``, unless the model can segment an input
+    of ``kind`` and ``data_shape`` (channels last; ``rgb``: napari's flag)."""
+    expected = model_kind(jungle)
+    n_channels = data_shape[-1] if kind == "channels" else 1
     family = jungle.family
-    kind = model_kind(jungle)
-    if len(data_shape) < spatial_ndim(kind, volume=True):
-        raise ValueError(f"the model segments 3-D volumes, but {name} has shape "
-                         f"{tuple(data_shape)}: choose a volume layer or a 2-D model")
-    if n_channels != family.n_channels:
-        raise ValueError(f"the model reads {family.n_channels} channel(s), but {name} has "
-                         f"{n_channels}")
+    if is_volume_model(jungle):
+        if len(data_shape) < spatial_ndim(expected, volume=True):
+            raise ValueError(f"the model segments 3-D volumes, but {name} has shape "
+                             f"{tuple(data_shape)}: choose a volume layer or a 2-D model")
+        if n_channels != family.n_channels:
+            raise ValueError(f"the model reads {family.n_channels} channel(s), but {name} "
+                             f"has {n_channels}")
+    elif "channels" in (kind, expected):
+        wanted = family.n_input_channels if expected == "channels" else 1
+        if kind != expected or n_channels != wanted:
+            raise ValueError(f"the model reads {wanted} channel(s) of {expected} images, but "
+                             f"{name} gives {n_channels} ({kind})")
+    else:
+        check_layer(expected, data_shape, rgb, name=name)
 
 
 def train_volumes(model: JungleSegmenter, image, scribbles: np.ndarray, kind: str,

@@ -179,9 +179,7 @@ class JungleWidget(Container):
         else:
             self._on_preset_changed()
 
-    @property
-    def _volume_mode(self) -> bool:
-        return self.mode.value == session.MODES[1]
+    _volume_mode = property(lambda self: self.mode.value == session.MODES[1])
 
     def _chosen_axis(self) -> int | None:
         value = self.channel_axis.value
@@ -208,15 +206,9 @@ class JungleWidget(Container):
         layer, axis = self.image.value, self._chosen_axis()
         if layer is None or axis is None:
             raise ValueError("choose an image layer and its channel axis first")
-        keep = [a for a in range(layer.ndim) if a != axis % layer.ndim]
-        scale, translate = np.asarray(layer.scale)[keep], np.asarray(layer.translate)[keep]
-        added = [self.viewer.add_image(np.asarray(data), name=f"{layer.name} [{c}]",
-                                       scale=scale, translate=translate, blending="additive")
-                 for c, data in enumerate(layers.split_channels(layer.data, axis))]
-        self.viewer.layers.remove(layer)
+        added = layers.split_into_layers(self.viewer, layer, axis)
         self.reset_choices()
-        self.image.value = added[0]
-        self.kind.value = "channels"
+        self.image.value, self.kind.value = added[0], "channels"
         self.channel_layers.value = added[1:]
         return added
 
@@ -224,11 +216,10 @@ class JungleWidget(Container):
         """A Labels layer of the input's spatial shape, scale and translate: paint on it
         lands on the voxels it is drawn over."""
         inp = self._input()
-        layer = self.viewer.add_labels(np.zeros(inp.shape, np.uint8),
-                                       name=f"{self.image.value.name} scribbles",
-                                       scale=inp.scale, translate=inp.translate)
-        self.scribbles.value = layer
-        return layer
+        self.scribbles.value = self.viewer.add_labels(
+            np.zeros(inp.shape, np.uint8), name=f"{self.image.value.name} scribbles",
+            scale=inp.scale, translate=inp.translate)
+        return self.scribbles.value
 
     def _on_preset_changed(self, *_):
         """Load the preset's knobs; offsets are metres for depth, the layer's scale units
@@ -297,9 +288,8 @@ class JungleWidget(Container):
         inp = self._input()
         layers.check_scribbles(inp, scribble_layer, self.viewer.dims.ndim)
         painted = np.array(scribble_layer.data)  # a copy: painting may go on meanwhile
-        kind, shape = inp.kind, np.shape(inp.data)
+        kind, shape, preset = inp.kind, np.shape(inp.data), load_preset(self.preset.value)
         n_channels = shape[-1] if kind == "channels" else 1
-        preset = load_preset(self.preset.value)
         knobs = (self.n_estimators.value, self.width_m.value, self.max_depth.value,
                  self.max_offset.value)
         if self._volume_mode:
@@ -377,16 +367,10 @@ class JungleWidget(Container):
         self.progress.value = min(levels, self.progress.max)
 
     def _visible_part(self, inp: layers.Input, volume: bool) -> tuple[tuple, int | None]:
-        """The index of the visible slice (or volume) among the input's leading axes, and
-        in 3-D mode the visible slice of that volume, from the viewer's world position."""
+        """The visible slice (or volume) of the input, and in 3-D mode its visible slice."""
         n_lead = len(session.leading_shape(np.shape(inp.data), inp.kind, volume))
-        point = self.viewer.dims.point
-        index = []
-        for k in range(n_lead + volume):
-            world = point[inp.world_axes[k]] if inp.world_axes[k] < len(point) else 0.0
-            step = int(round((world - inp.translate[k]) / inp.scale[k]))
-            index.append(min(max(step, 0), inp.shape[k] - 1))
-        return tuple(index[:n_lead]), (index[n_lead] if volume else None)
+        index = layers.visible_index(inp, self.viewer.dims.point, n_lead + volume)
+        return index[:n_lead], (index[n_lead] if volume else None)
 
     def _run(self, job, total: int, inp, name: str, scribble_layer, count_slices: bool):
         """Start ``job`` in a worker; the progress bar counts training levels or, with
@@ -498,20 +482,9 @@ class JungleWidget(Container):
         volume = session.is_volume_model(jungle)
         name = f"layer {layer.name!r}"
         try:
-            inp = self._input(layer, list(channels)) if channels or (
-                layer is self.image.value) else layers.read_input(
-                    [layer], kind, None, self.viewer.dims.ndim)
-            n_channels = np.shape(inp.data)[-1] if inp.kind == "channels" else 1
-            if volume:
-                session.check_volume_model(jungle, np.shape(inp.data), n_channels, name)
-            elif inp.kind == "channels" or kind == "channels":
-                expected = getattr(jungle.family, "n_input_channels", None)
-                if inp.kind != kind or n_channels != expected:
-                    raise ValueError(f"the model reads {expected if kind == 'channels' else 1}"
-                                     f" channel(s) of {kind} images, but {name} gives "
-                                     f"{n_channels} ({inp.kind})")
-            else:
-                session.check_layer(kind, np.shape(layer.data), layer.rgb, name=name)
+            inp = (self._input(layer, list(channels)) if channels or layer is self.image.value
+                   else layers.read_input([layer], kind, None, self.viewer.dims.ndim))
+            session.check_model_input(jungle, inp.kind, np.shape(inp.data), layer.rgb, name)
             indices = session.slice_indices(np.shape(inp.data), kind, volume=volume)
         except ValueError as err:
             show_error(f"jungleseg: {err}")

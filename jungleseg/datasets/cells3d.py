@@ -10,10 +10,11 @@ never used, the napari plugin keeps it for unpainted voxels):
 3. nucleus: an ellipsoid inside each cell, medium bright with coarse mottling.
 
 The label volume is exact; the image is then blurred by an anisotropic point-spread
-function (wider along z) and gets Poisson-like and read noise. With ``thin=True`` the cells
-are flat (a few slices high) and the nucleus is as bright and as mottled as the membrane:
-in a slice through a cell's top or bottom, its membrane is a bright patch that looks like
-a nucleus, and only the slices above and below tell them apart. With ``channels=True`` the
+function (wider along z) and gets Poisson-like and read noise. With ``thin=True`` the
+structures are thin in z: each cell's membrane is a pair of flat plates one slice thick,
+above and below its nucleus, of the nucleus' outline and, once blurred, as bright and mottled as it. A
+slice through a plate shows a bright disc just like a slice through the nucleus; only the
+slices above and below tell them apart. With ``channels=True`` the
 volume is a 3-channel stain (nuclear, membrane, cytoplasm), channels last.
 
 Volume ``seed`` is drawn from ``numpy.random.default_rng(seed)``.
@@ -35,7 +36,9 @@ BACKGROUND, MEMBRANE, NUCLEUS = range(1, len(CLASS_NAMES) + 1)
 SPACING = (0.3, 0.1, 0.1)
 
 _CELL = 6.0  # grid step between cell centres, micrometres (in-plane; z too unless thin)
-_THIN_CELL_Z = 2.4  # grid step along z of flat cells
+_THIN_CELL_Z = 4.0  # grid step along z of cells with plate membranes
+_THIN_NUCLEUS_Z = 0.8  # half-height of their nuclei, micrometres
+_PLATE_GAP = 1.4  # distance along z from a nucleus' centre to its membrane plates
 _MEMBRANE = 0.3  # membrane thickness, micrometres
 _PSF = (0.25, 0.08, 0.08)  # point-spread function sigma (z, y, x), micrometres
 
@@ -51,8 +54,10 @@ def _cells(rng: np.random.Generator, extent: np.ndarray, thin: bool) -> list[tup
         radii = room * rng.uniform(0.7, 0.95, 3)
         centre = (np.array(index) + 0.5) * step + rng.uniform(-1, 1, 3) * (room - radii)
         nucleus_radii = radii * rng.uniform(0.45, 0.6, 3)
-        if thin:
-            nucleus_radii[0] = radii[0] * 0.45
+        if thin:  # plates at +-_PLATE_GAP from the nucleus' centre, inside the grid step
+            nucleus_radii[0] = _THIN_NUCLEUS_Z
+            radii[0] = _PLATE_GAP + _MEMBRANE
+            centre[0] = (index[0] + 0.5) * step[0]
         shift = rng.uniform(-1, 1, 3) * (radii - nucleus_radii - _MEMBRANE) * 0.5
         cells.append((centre, radii, centre + shift, nucleus_radii))
     return cells
@@ -68,8 +73,8 @@ def _ellipsoid(grid: Sequence[np.ndarray], centre: np.ndarray, radii: np.ndarray
     return q, (q - 1) / np.maximum(slope, 1e-6)
 
 
-def _labels(shape: tuple[int, int, int], spacing: np.ndarray, cells: list[tuple]
-            ) -> np.ndarray:
+def _labels(shape: tuple[int, int, int], spacing: np.ndarray, cells: list[tuple],
+            thin: bool) -> np.ndarray:
     labels = np.full(shape, BACKGROUND, np.uint8)
     for centre, radii, nucleus_centre, nucleus_radii in cells:
         low = np.maximum(np.floor((centre - radii - _MEMBRANE) / spacing).astype(int), 0)
@@ -80,8 +85,13 @@ def _labels(shape: tuple[int, int, int], spacing: np.ndarray, cells: list[tuple]
         grid = np.meshgrid(*((np.arange(a, b) + 0.5) * s
                              for a, b, s in zip(low, high, spacing)), indexing="ij")
         box = labels[tuple(slice(a, b) for a, b in zip(low, high))]
-        _, distance = _ellipsoid(grid, centre, radii)
-        box[np.abs(distance) < _MEMBRANE / 2] = MEMBRANE
+        if thin:  # plates of the nucleus' outline above and below it
+            outline, _ = _ellipsoid(grid[1:], nucleus_centre[1:], nucleus_radii[1:])
+            height = np.abs(np.abs(grid[0] - nucleus_centre[0]) - _PLATE_GAP)
+            box[(outline < 1) & (height < _MEMBRANE / 2)] = MEMBRANE
+        else:
+            _, distance = _ellipsoid(grid, centre, radii)
+            box[np.abs(distance) < _MEMBRANE / 2] = MEMBRANE
         q, _ = _ellipsoid(grid, nucleus_centre, nucleus_radii)
         box[q < 1] = NUCLEUS
     return labels
@@ -128,7 +138,7 @@ def render_cell_volume(shape: tuple[int, int, int] = (64, 256, 256),
     spacing_arr = np.asarray(spacing, np.float64)
     rng = np.random.default_rng(seed)
     cells = _cells(rng, np.array(shape) * spacing_arr, thin)
-    labels = _labels(shape, spacing_arr, cells)
+    labels = _labels(shape, spacing_arr, cells, thin)
     inside = np.zeros(shape, bool)
     for centre, radii, _, _ in cells:  # cytoplasm: inside a cell, not membrane or nucleus
         low = np.maximum(np.floor((centre - radii) / spacing_arr).astype(int), 0)
@@ -143,7 +153,9 @@ def render_cell_volume(shape: tuple[int, int, int] = (64, 256, 256),
     nucleus_level = 0.85 if thin else 0.55
     stains = {
         "nuclear": np.where(labels == NUCLEUS, nucleus_level + 0.15 * coarse, 0.05),
-        "membrane": np.where(labels == MEMBRANE, 0.85 + (0.15 * coarse if thin else 0.0), 0.05),
+        # one-slice plates lose a third of their peak to the z blur: drawn brighter, they
+        # look as bright as the nuclei in the image
+        "membrane": np.where(labels == MEMBRANE, 1.3 + 0.2 * coarse if thin else 0.85, 0.05),
         "cytoplasm": np.where(cytoplasm, 0.3 + 0.06 * fine, 0.05),
     }
     if channels:
