@@ -6,6 +6,7 @@ the store and samples (:mod:`._store`), the image filters that make channels
 (:mod:`._kernels`).
 """
 from ._base import FAMILIES, FeatureFamily, family_from_dict
+from ._channels import pick_channels
 from ._colour import ColourFeatures
 from ._depth import DepthFeatures, depth_in_metres
 from ._filters import box_mean
@@ -14,5 +15,5 @@ from ._tabular import TabularFeatures
 from ._volume import VolumeFeatures
 
 __all__ = ["FAMILIES", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore",
-           "Samples", "TabularFeatures", "VolumeFeatures", "box_mean", "depth_in_metres", "family_from_dict",
-           "fingerprint"]
+           "Samples", "TabularFeatures", "VolumeFeatures", "box_mean", "depth_in_metres",
+           "family_from_dict", "fingerprint", "pick_channels"]
