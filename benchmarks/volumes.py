@@ -169,11 +169,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--no-peer", action="store_true", help="skip scikit-image")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--skip-accuracy", action="store_true")
     args = parser.parse_args()
     warm_up()
     print(f"2 cores; load average {os.getloadavg()[0]:.1f} at the start (a shared machine "
           "inflates every time)")
-    accuracy(tuple(args.accuracy_size), args.seeds, not args.no_peer)
+    if not args.skip_accuracy:
+        accuracy(tuple(args.accuracy_size), args.seeds, not args.no_peer)
     if not args.skip_speed:
         speed(tuple(args.size), not args.no_peer)
 

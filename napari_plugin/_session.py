@@ -99,7 +99,13 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
         colour = family if isinstance(family, ColourFeatures) else ColourFeatures()
         family = colour.for_input(kind, int(n_channels) if kind == "channels" else None
                                   ).with_params(max_offset=max(1, int(round(max_offset))))
-    model = preset.estimator()
+    return _with_knobs(preset.estimator(), family, n_estimators, max_width, max_depth, seed,
+                       smoothing)
+
+
+def _with_knobs(model: JungleSegmenter, family, n_estimators: int, max_width: int,
+                max_depth: int, seed: int | None, smoothing: int | None) -> JungleSegmenter:
+    """``model`` with ``family`` and the widget's knobs (seed and smoothing where given)."""
     model.set_params(features=family, n_estimators=int(n_estimators),
                      max_width=int(max_width), max_depth=int(max_depth))
     if seed is not None:
@@ -232,14 +238,8 @@ def volume_estimator(preset: Config, n_channels: int, spacing: tuple, n_estimato
     family = preset.features().with_params(spacing=tuple(float(s) for s in spacing),
                                            n_channels=int(n_channels),
                                            max_offset=float(max_offset))
-    model = preset.estimator()
-    model.set_params(features=family, n_estimators=int(n_estimators),
-                     max_width=int(max_width), max_depth=int(max_depth))
-    if seed is not None:
-        model.set_params(random_state=int(seed))
-    if smoothing is not None:
-        model.set_params(smoothing=int(smoothing))
-    return model
+    return _with_knobs(preset.estimator(), family, n_estimators, max_width, max_depth, seed,
+                       smoothing)
 
 
 def check_model_input(jungle: Jungle, kind: str, data_shape: tuple, rgb: bool, name: str

@@ -99,6 +99,8 @@ class Jungle:
         """Class probabilities (H, W, n_classes) float32 of one image of the store;
         pixels outside ``mask`` (where given) stay zero."""
         self.family.check_store(store)
+        if store.ndim == 3:
+            raise ValueError("a volume is traversed by predict_volume, not predict_image")
         mask = np.zeros((0, 0), np.uint8) if mask is None else np.ascontiguousarray(mask, np.uint8)
         h, w = int(store.height[image]), int(store.width[image])
         if mask.size and mask.shape != (h, w):

@@ -13,14 +13,10 @@ SCALE = (0.3, 0.1, 0.1)
 
 @pytest.fixture
 def viewer_and_widget(make_napari_viewer, monkeypatch):
-    from napari_plugin import _widget
+    from .test_widget import docked_widget
 
-    errors = []
-    monkeypatch.setattr(_widget, "show_error", errors.append)
-    viewer = make_napari_viewer()
-    widget = _widget.JungleWidget(viewer)
-    viewer.window.add_dock_widget(widget, name="jungleseg")
-    widget.n_estimators.value, widget.width_m.value, widget.max_depth.value = 2, 32, 8
+    viewer, widget, errors = docked_widget(make_napari_viewer, monkeypatch)
+    widget.n_estimators.value = 2
     return viewer, widget, errors
 
 
@@ -33,7 +29,7 @@ def cells(shape=(24, 96, 96), channels=False):
 def two_slices(truth, slices=(8, 14)):
     from jungleseg.datasets.cells3d import paint_slices
 
-    return paint_slices(truth, slices, fraction=0.03, seed=0)
+    return paint_slices(truth, slices, fraction=0.05, seed=0)
 
 
 def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_widget):

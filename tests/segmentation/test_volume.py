@@ -68,6 +68,8 @@ def test_volume_traversal_equals_the_sample_traversal(volume_model):
     np.testing.assert_array_equal(jungle.predict_volume(store, slices=[3, 7]), proba[[3, 7]])
     labels, _ = segment_prepared(jungle, store)
     np.testing.assert_array_equal(labels, segment(jungle, volume)[0])
+    with pytest.raises(ValueError, match="traversed by predict_volume"):
+        jungle.predict_image(store)
 
 
 @pytest.mark.parametrize("smoothing", [0, 2])
