@@ -14,7 +14,7 @@ from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore,
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
-from ._sampling import STRATEGIES, sample_pixels
+from ._sampling import STRATEGIES, label_values, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
 
@@ -174,7 +174,7 @@ class JungleSegmenter(JungleBase):
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
-        values = np.unique(np.concatenate([np.unique(lab) for lab in labels]))
+        values = np.unique(np.concatenate([label_values(lab) for lab in labels]))
         self.classes_ = np.array([v for v in values if int(v) not in ignore])
         if self.classes_.size < 2:
             raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
