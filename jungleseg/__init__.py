@@ -16,6 +16,7 @@ from .features import (
                        ImageStore,
                        Samples,
                        TabularFeatures,
+                       VolumeFeatures,
 )
 from .io import ModelFileError, load_model, save_model
 from .jungle import (
@@ -34,14 +35,15 @@ from .segmentation import (
                        sample_pixels,
                        segment,
                        segment_prepared,
+                       segment_volume,
                        smooth_probabilities,
 )
 
 __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
     "JungleClassifier", "JungleSegmenter", "ModelError", "ModelFileError", "Samples",
-    "Scores", "TabularFeatures", "__version__", "confusion_matrix", "evaluate",
-    "evaluate_jungle", "guided_smoothing", "impurity", "level_width", "level_widths",
-    "load_model", "sample_pixels", "save_model", "scores", "segment", "segment_prepared",
-    "smooth_probabilities", "split_gain",
+    "Scores", "TabularFeatures", "VolumeFeatures", "__version__", "confusion_matrix",
+    "evaluate", "evaluate_jungle", "guided_smoothing", "impurity", "level_width",
+    "level_widths", "load_model", "sample_pixels", "save_model", "scores", "segment",
+    "segment_prepared", "segment_volume", "smooth_probabilities", "split_gain",
 ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jungleseg.datasets.cells3d import CLASS_NAMES as VOLUME_CLASSES
+from jungleseg.datasets.cells3d import SPACING, paint_slices, render_cell_volume
 from jungleseg.datasets.faces import CLASS_NAMES as FACE_CLASSES
 from jungleseg.datasets.faces import render_faces
 from jungleseg.datasets.kinect import CLASS_NAMES as BODY_PARTS
@@ -46,3 +48,36 @@ def cells() -> list[tuple]:
     """A grey microscopy-like image (cells, nuclei, fibres) with scribbles."""
     images, labels = render_cells(1, seed=0, size=(512, 512))
     return _layers(images[0], labels[0], "cells", {"colormap": "gray"}, CELL_CLASSES)
+
+
+#: Slices of the sample volumes that carry strokes.
+VOLUME_SHAPE = (64, 256, 256)
+PAINTED_SLICES = (14, 32, 50)
+
+
+def _volume_layers(image, image_kwargs: dict, name: str) -> list[tuple]:
+    truth = render_cell_volume(VOLUME_SHAPE, seed=0)[1]
+    scribbles = paint_slices(truth, PAINTED_SLICES, fraction=0.01, seed=0)
+    features = {"class": ["unpainted", *VOLUME_CLASSES]}
+    scale = {"scale": SPACING}
+    return [(image, {"name": name, **scale, **image_kwargs}, "image"),
+            (truth, {"name": f"{name} ground truth", "visible": False, **scale}, "labels"),
+            (scribbles, {"name": f"{name} scribbles", "features": features, **scale},
+             "labels")]
+
+
+def cells_volume() -> list[tuple]:
+    """A synthetic anisotropic 3-D cell volume (0.3 x 0.1 x 0.1 um voxels; background,
+    membranes, nuclei) with strokes on three slices: train in 3-D mode."""
+    volume, _ = render_cell_volume(VOLUME_SHAPE, seed=0)
+    return _volume_layers(volume, {"colormap": "gray"}, "cell volume")
+
+
+def cells_volume_channels() -> list[tuple]:
+    """The same volume as three stains (nuclear, membrane, cytoplasm), one layer each
+    (napari's ``channel_axis``), with the same strokes."""
+    volume, _ = render_cell_volume(VOLUME_SHAPE, seed=0, channels=True)
+    stains = ["nuclear stain", "membrane stain", "cytoplasm stain"]
+    return _volume_layers(volume, {"channel_axis": 3, "name": stains,
+                                   "colormap": ["blue", "green", "magenta"],
+                                   "blending": "additive"}, "cell volume")

@@ -13,14 +13,26 @@ from pathlib import Path
 
 import numpy as np
 
-from jungleseg import (ColourFeatures, DepthFeatures, ImageStore, Jungle, JungleSegmenter,
-                       segment, segment_prepared)
-from jungleseg.config import Config, preset_paths
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    ImageStore,
+    Jungle,
+    JungleSegmenter,
+    VolumeFeatures,
+    segment,
+    segment_prepared,
+)
+from jungleseg.config import Config, load_preset, preset_paths
 from jungleseg.segmentation import training_values
+from jungleseg.segmentation._volume import labelled_volume, smoothing_halves
 
 #: Image types the widget offers; each says how a layer's array is read.
 IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
+#: How the widget reads a stack: independent 2-D slices, or 3-D volumes.
+MODES = ("2-D slices", "3-D volume")
 DEFAULT_PRESET = "napari"
+VOLUME_PRESET = "volume"
 
 
 def image_presets() -> dict[str, Path]:
@@ -40,25 +52,29 @@ def guess_kind(data: np.ndarray, rgb: bool) -> str:
     return "grey"
 
 
-def spatial_ndim(kind: str) -> int:
-    """Trailing axes of one slice: (H, W) or (H, W, channels)."""
-    return 3 if kind in ("rgb", "channels") else 2
+def spatial_ndim(kind: str, volume: bool = False) -> int:
+    """Trailing axes of one slice: (H, W) or (H, W, channels); of one volume with
+    ``volume``: (D, H, W) or (D, H, W, channels)."""
+    return (3 if kind in ("rgb", "channels") else 2) + bool(volume)
 
 
-def leading_shape(data_shape: tuple, kind: str) -> tuple:
-    """The stack axes in front of one slice."""
-    n = spatial_ndim(kind)
+def leading_shape(data_shape: tuple, kind: str, volume: bool = False) -> tuple:
+    """The stack axes in front of one slice (or volume)."""
+    n = spatial_ndim(kind, volume)
     if len(data_shape) < n:
-        axes = "(H, W, channels)" if n == 3 else "(H, W)"
-        raise ValueError(f"{kind} images need at least {n} axes {axes}, got shape {data_shape}")
+        axes = ("(D, " if volume else "(") + ("H, W, channels)" if kind in ("rgb", "channels")
+                                              else "H, W)")
+        what = f"{kind} volumes" if volume else f"{kind} images"
+        raise ValueError(f"{what} need at least {n} axes {axes}, got shape {data_shape}")
     if kind == "rgb" and data_shape[-1] not in (3, 4):
         raise ValueError(f"an RGB layer's last axis must have 3 or 4 values, got {data_shape}")
     return tuple(data_shape[:len(data_shape) - n])
 
 
-def slice_indices(data_shape: tuple, kind: str, first: tuple = ()) -> list[tuple]:
-    """Indices of every slice of a stack, ``first`` (the visible one) at the front."""
-    lead = leading_shape(data_shape, kind)
+def slice_indices(data_shape: tuple, kind: str, first: tuple = (), volume: bool = False
+                  ) -> list[tuple]:
+    """Indices of every slice (or volume) of a stack, ``first`` (the visible one) first."""
+    lead = leading_shape(data_shape, kind, volume)
     indices = list(itertools.product(*(range(n) for n in lead)))
     first = tuple(first)
     if first in indices:
@@ -84,7 +100,13 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
         colour = family if isinstance(family, ColourFeatures) else ColourFeatures()
         family = colour.for_input(kind, int(n_channels) if kind == "channels" else None
                                   ).with_params(max_offset=max(1, int(round(max_offset))))
-    model = preset.estimator()
+    return _with_knobs(preset.estimator(), family, n_estimators, max_width, max_depth, seed,
+                       smoothing)
+
+
+def _with_knobs(model: JungleSegmenter, family, n_estimators: int, max_width: int,
+                max_depth: int, seed: int | None, smoothing: int | None) -> JungleSegmenter:
+    """``model`` with ``family`` and the widget's knobs (seed and smoothing where given)."""
     model.set_params(features=family, n_estimators=int(n_estimators),
                      max_width=int(max_width), max_depth=int(max_depth))
     if seed is not None:
@@ -94,21 +116,24 @@ def estimator(preset: Config, kind: str, n_channels: int, n_estimators: int, max
     return model
 
 
-def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str) -> list[tuple]:
-    """Indices of the slices with paint on them; reads only the scribbles.
+def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str,
+                    volume: bool = False) -> list[tuple]:
+    """Indices of the slices (or, with ``volume``, volumes) with paint on them; reads only
+    the scribbles.
 
     Raises ValueError naming the problem: shapes that do not match, nothing painted, or
     fewer than two classes painted.
     """
     scribbles = np.asarray(scribbles)
-    lead = leading_shape(image_shape, kind)
-    expected = tuple(image_shape[:len(lead) + 2])
+    lead = leading_shape(image_shape, kind, volume)
+    expected = tuple(image_shape[:len(lead) + 2 + bool(volume)])
     if scribbles.shape != expected:
         raise ValueError(f"the labels layer has shape {scribbles.shape} but the {kind} image "
                          f"needs labels of shape {expected}")
     if not np.issubdtype(scribbles.dtype, np.integer):
         raise ValueError(f"labels must be integers, got {scribbles.dtype}")
-    indices = [i for i in slice_indices(image_shape, kind) if np.any(scribbles[i])]
+    indices = [i for i in slice_indices(image_shape, kind, volume=volume)
+               if np.any(scribbles[i])]
     if not indices:
         raise ValueError("no labels painted: paint a few strokes of at least two classes "
                          "(label 0 means unpainted)")
@@ -149,6 +174,8 @@ def model_kind(jungle: Jungle) -> str:
         return "depth"
     if isinstance(family, ColourFeatures):
         return family.input
+    if isinstance(family, VolumeFeatures):
+        return "grey" if family.n_channels == 1 else "channels"
     raise ValueError(f"a {family.name} model does not segment images")
 
 
@@ -194,3 +221,92 @@ def uncertainty(proba: np.ndarray) -> np.ndarray:
     for c in range(1, proba.shape[-1]):
         np.maximum(top, proba[..., c], out=top)
     return np.subtract(np.float32(1), top, out=top)
+
+
+def is_volume_model(jungle: Jungle) -> bool:
+    """Whether a model segments 3-D volumes."""
+    return jungle.family.spatial_ndim == 3
+
+
+def volume_estimator(preset: Config, n_channels: int, spacing: tuple, n_estimators: int,
+                     max_width: int, max_depth: int, max_offset: float,
+                     seed: int | None = None, smoothing: int | None = None
+                     ) -> JungleSegmenter:
+    """An unfitted volume segmenter: the preset (the volume preset unless ``preset`` names
+    volume features) with the widget's knobs, ``n_channels`` input channels, the layer's
+    voxel ``spacing`` (z, y, x) and ``max_offset`` in the spacing's units."""
+    if not isinstance(preset.features(), VolumeFeatures):
+        preset = load_preset(VOLUME_PRESET)
+    family = preset.features().with_params(spacing=tuple(float(s) for s in spacing),
+                                           n_channels=int(n_channels),
+                                           max_offset=float(max_offset))
+    return _with_knobs(preset.estimator(), family, n_estimators, max_width, max_depth, seed,
+                       smoothing)
+
+
+def check_model_input(jungle: Jungle, kind: str, data_shape: tuple, rgb: bool, name: str
+                      ) -> None:
+    """Raise ValueError, naming the layer ``name``, unless the model can segment an input
+    of ``kind`` and ``data_shape`` (channels last; ``rgb``: napari's flag)."""
+    expected = model_kind(jungle)
+    n_channels = data_shape[-1] if kind == "channels" else 1
+    family = jungle.family
+    if is_volume_model(jungle):
+        if len(data_shape) < spatial_ndim(expected, volume=True):
+            raise ValueError(f"the model segments 3-D volumes, but {name} has shape "
+                             f"{tuple(data_shape)}: choose a volume layer or a 2-D model")
+        if n_channels != family.n_channels:
+            raise ValueError(f"the model reads {family.n_channels} channel(s), but {name} "
+                             f"has {n_channels}")
+    elif "channels" in (kind, expected):
+        wanted = family.n_input_channels if expected == "channels" else 1
+        if kind != expected or n_channels != wanted:
+            raise ValueError(f"the model reads {wanted} channel(s) of {expected} images, but "
+                             f"{name} gives {n_channels} ({kind})")
+    else:
+        check_layer(expected, data_shape, rgb, name=name)
+
+
+def train_volumes(model: JungleSegmenter, image, scribbles: np.ndarray, kind: str,
+                  progress: Callable[[int, int], None] | None = None,
+                  indices: list[tuple] | None = None) -> dict[tuple, tuple[ImageStore, int]]:
+    """Fit a volume ``model`` on the paint across every painted volume of ``image``
+    (..., D, H, W[, C]); returns ``{volume index: (store, position)}`` like :func:`train`,
+    so that :func:`segment_volumes` segments them from the channels computed here."""
+    scribbles = np.asarray(scribbles)
+    if indices is None:
+        indices = painted_indices(np.shape(image), scribbles, kind, volume=True)
+    volumes = [np.asarray(image[i]) for i in indices]
+    store = model.features.prepare(volumes)
+    model.fit(volumes, [scribbles[i] for i in indices], progress=progress, store=store)
+    return {index: (store, k) for k, index in enumerate(indices)}
+
+
+def segment_volumes(jungle: Jungle, image, first: tuple = (), first_slice: int | None = None,
+                    smoothing: int | None = None, prepared: dict | None = None
+                    ) -> Iterator[tuple[tuple, slice, np.ndarray, np.ndarray]]:
+    """Segment every volume of ``image``, the volume ``first`` before the others.
+
+    Yields ``(index, slices, labels, probabilities)``: of the visible volume, first the
+    slice ``first_slice`` alone (traversing one slice, and the few the smoothing box
+    reads, costs little once the channels are computed), then the whole volume; of the
+    others, the whole volume. Volumes in ``prepared`` (from :func:`train_volumes`) reuse
+    their channels. The parts equal the whole volume's result.
+    """
+    kind = model_kind(jungle)
+    smoothing = jungle.params.get("smoothing", 0) if smoothing is None else int(smoothing)
+    for index in slice_indices(np.shape(image), kind, first, volume=True):
+        if prepared and index in prepared:
+            store, position = prepared[index]
+        else:
+            store, position = jungle.family.prepare([np.asarray(image[index])]), 0
+        depth = int(store.depth[position])
+        if index == tuple(first) and first_slice is not None and depth > 1:
+            z = min(max(int(first_slice), 0), depth - 1)
+            reach = smoothing_halves(jungle.family, smoothing)[0]
+            lo, hi = max(z - reach, 0), min(z + reach + 1, depth)
+            labels, proba = labelled_volume(jungle, store, position, smoothing,
+                                            np.arange(lo, hi))
+            yield index, slice(z, z + 1), labels[z - lo:z - lo + 1], proba[z - lo:z - lo + 1]
+        labels, proba = labelled_volume(jungle, store, position, smoothing)
+        yield index, slice(0, depth), labels, proba

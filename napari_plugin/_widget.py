@@ -1,8 +1,10 @@
 """The dock widget: train a jungle on painted scribbles and show what it segments.
 
-A thin layer over :mod:`napari_plugin._session`: it reads the chosen layers and knobs,
-runs training and segmentation in a worker thread (progress bar, Cancel), and puts the
-results into Labels and Image layers. Errors become napari notifications.
+A thin layer over :mod:`napari_plugin._session`: it reads the chosen layers and knobs
+(several layers as the channels of one input, or one layer's channel axis, read by
+:mod:`napari_plugin._layers`; 2-D slices or 3-D volumes), runs training and segmentation in
+a worker thread (progress bar, Cancel), and puts the results into Labels and Image layers
+on the input's scale (:mod:`napari_plugin._results`). Errors become napari notifications.
 """
 from __future__ import annotations
 
@@ -19,20 +21,29 @@ from magicgui.widgets import (
     Label,
     ProgressBar,
     PushButton,
+    Select,
     SpinBox,
 )
 from napari.layers import Image, Labels
 from napari.qt.threading import create_worker
-from napari.utils.colormaps import DirectLabelColormap
 from napari.utils.notifications import show_error, show_info
 from qtpy.QtCore import QObject, QTimer, Signal
 from qtpy.QtWidgets import QFileDialog
 
-from jungleseg import ColourFeatures, DepthFeatures, JungleSegmenter, load_model, save_model
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    JungleSegmenter,
+    VolumeFeatures,
+    load_model,
+    save_model,
+)
 from jungleseg._validation import bounds
 from jungleseg.config import load_preset
 
+from . import _layers as layers
 from . import _session as session
+from ._results import ResultLayers, class_colormap
 
 if TYPE_CHECKING:
     import napari
@@ -76,10 +87,18 @@ class JungleWidget(Container):
         self._timer.setInterval(LIVE_DELAY_MS)
         self._timer.timeout.connect(self._live_update)
 
+        self._results = ResultLayers(napari_viewer)
         self.image = ComboBox(label="image", choices=self._layers_of(Image), nullable=True)
+        self.channel_layers = Select(label="more channels", choices=self._layers_of(Image),
+                                     tooltip="other image layers read as further channels "
+                                             "of the image (napari's channel_axis split)")
+        self.channel_axis = ComboBox(label="channel axis", choices=self._axis_choices)
+        self.split_button = PushButton(text="Split channels into layers")
+        self.mode = ComboBox(label="mode", choices=session.MODES)
         self.kind = ComboBox(label="image type", choices=session.IMAGE_KINDS)
         self.scribbles = ComboBox(label="scribbles", choices=self._layers_of(Labels),
                                   nullable=True)
+        self.new_scribbles_button = PushButton(text="New scribbles layer")
         presets = session.image_presets()
         self.preset = ComboBox(label="preset", choices=list(presets) or [session.DEFAULT_PRESET])
         self.n_estimators = SpinBox(label="DAGs", **_spin_range("n_estimators"))
@@ -100,7 +119,9 @@ class JungleWidget(Container):
         self.load_button = PushButton(text="Load model...")
         self.target = ComboBox(label="apply to", choices=self._layers_of(Image), nullable=True)
         self.apply_button = PushButton(text="Apply model to every slice")
-        self.extend([self.image, self.kind, self.scribbles, self.preset, self.n_estimators,
+        self.extend([self.image, self.channel_layers, self.channel_axis, self.split_button,
+                     self.mode, self.kind, self.scribbles, self.new_scribbles_button,
+                     self.preset, self.n_estimators,
                      self.width_m, self.max_depth, self.max_offset, self.smoothing,
                      self.display, self.live,
                      self.train_button, self.cancel_button, self.progress, self.status,
@@ -110,12 +131,17 @@ class JungleWidget(Container):
         self.scribbles.changed.connect(self._watch_scribbles)
         self.preset.changed.connect(self._on_preset_changed)
         self.kind.changed.connect(self._on_preset_changed)
+        self.mode.changed.connect(self._on_mode_changed)
+        self.split_button.changed.connect(lambda: self._guarded(self.split_channels))
+        self.new_scribbles_button.changed.connect(lambda: self._guarded(self.new_scribbles))
         self.live.changed.connect(self._on_live_toggled)
         self.train_button.changed.connect(self.train)
         self.cancel_button.changed.connect(self.cancel)
         self.save_button.changed.connect(self._ask_save)
         self.load_button.changed.connect(self._ask_load)
-        self.apply_button.changed.connect(lambda: self.apply(self.target.value))
+        self.apply_button.changed.connect(
+            lambda: self.apply(self.target.value, self.channel_layers.value
+                               if self.target.value is self.image.value else ()))
         for event in (self.viewer.layers.events.inserted, self.viewer.layers.events.removed):
             event.connect(self.reset_choices)
         self.reset_choices()
@@ -129,15 +155,75 @@ class JungleWidget(Container):
             return [layer for layer in self.viewer.layers if isinstance(layer, layer_type)]
         return choices
 
+    def _axis_choices(self, _widget=None) -> list[str]:
+        """'none' or an axis of the image layer (not of an RGB one)."""
+        layer = getattr(self, "image", None) and self.image.value
+        axes = [str(a) for a in range(layer.ndim)] if layer and not layer.rgb else []
+        return [layers.NO_CHANNEL_AXIS, *axes]
+
     def _on_image_changed(self, *_):
         layer = self.image.value
         if layer is not None:
             self.kind.value = session.guess_kind(layer.data, layer.rgb)
             if self.target.value is None:
                 self.target.value = layer
+        self.channel_axis.reset_choices()
+        self.channel_axis.value = layers.NO_CHANNEL_AXIS
+
+    def _on_mode_changed(self, *_):
+        """3-D mode takes the volume preset (offsets in the layer's scale units)."""
+        presets = self.preset.choices
+        wanted = session.VOLUME_PRESET if self._volume_mode else session.DEFAULT_PRESET
+        if wanted in presets and self.preset.value != wanted:
+            self.preset.value = wanted  # reloads the knobs
+        else:
+            self._on_preset_changed()
+
+    _volume_mode = property(lambda self: self.mode.value == session.MODES[1])
+
+    def _chosen_axis(self) -> int | None:
+        value = self.channel_axis.value
+        return None if value in (None, layers.NO_CHANNEL_AXIS) else int(value)
+
+    def _input(self, image_layer=None, extra=None) -> layers.Input:
+        """The chosen layers as one input (channels last), its spatial axes and scale."""
+        image_layer = self.image.value if image_layer is None else image_layer
+        if image_layer is None:
+            raise ValueError("choose an image layer to train on")
+        extra = [l for l in (self.channel_layers.value if extra is None else extra)
+                 if l is not image_layer]
+        axis = self._chosen_axis() if image_layer is self.image.value else None
+        inp = layers.read_input([image_layer, *extra], self.kind.value, axis,
+                                self.viewer.dims.ndim)
+        if not extra and axis is None:
+            session.check_layer(self.kind.value, np.shape(image_layer.data), image_layer.rgb,
+                                name=f"layer {image_layer.name!r}")
+        return inp
+
+    def split_channels(self) -> list:
+        """Replace the image layer by one layer per channel along the chosen channel axis
+        (as napari's ``channel_axis`` does), and read them as the channels of one input."""
+        layer, axis = self.image.value, self._chosen_axis()
+        if layer is None or axis is None:
+            raise ValueError("choose an image layer and its channel axis first")
+        added = layers.split_into_layers(self.viewer, layer, axis)
+        self.reset_choices()
+        self.image.value, self.kind.value = added[0], "channels"
+        self.channel_layers.value = added[1:]
+        return added
+
+    def new_scribbles(self):
+        """A Labels layer of the input's spatial shape, scale and translate: paint on it
+        lands on the voxels it is drawn over."""
+        inp = self._input()
+        self.scribbles.value = self.viewer.add_labels(
+            np.zeros(inp.shape, np.uint8), name=f"{self.image.value.name} scribbles",
+            scale=inp.scale, translate=inp.translate)
+        return self.scribbles.value
 
     def _on_preset_changed(self, *_):
-        """Load the preset's knobs; offsets are metres for depth and pixels otherwise."""
+        """Load the preset's knobs; offsets are metres for depth, the layer's scale units
+        for volumes and pixels otherwise."""
         try:
             config = load_preset(self.preset.value)
         except (ValueError, OSError) as err:
@@ -151,9 +237,14 @@ class JungleWidget(Container):
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
         family = DepthFeatures if self.kind.value == "depth" else ColourFeatures
+        family = VolumeFeatures if self._volume_mode else family
         low, high = bounds(family._parameter_constraints["max_offset"])
         self.max_offset.min, self.max_offset.max = max(low, 0.01), high
-        if self.kind.value == "depth":
+        if self._volume_mode:
+            volume_preset = features.get("family") == "volume"
+            self.max_offset.value = features.get("max_offset", 1.0) if volume_preset else 1.0
+            self.max_offset.step, self.max_offset.label = 0.1, "offset range (scale units)"
+        elif self.kind.value == "depth":
             self.max_offset.value = features.get("max_offset", 0.45) if depth_preset else 0.45
             self.max_offset.step, self.max_offset.label = 0.05, "offset range (m)"
         else:
@@ -188,67 +279,80 @@ class JungleWidget(Container):
         self.train(visible_only=True)
 
     # ---------------------------------------------------------------- train and segment
-    def _inputs(self):
-        image, scribbles = self.image.value, self.scribbles.value
-        if image is None:
-            raise ValueError("choose an image layer to train on")
-        if scribbles is None:
+    def _prepare_training(self):
+        """The input, scribbles, model and painted indices of a training run, or a
+        ValueError naming what is wrong (checked here, on the interface thread)."""
+        scribble_layer = self.scribbles.value
+        if self.image.value is not None and scribble_layer is None:
             raise ValueError("choose (or add) a Labels layer and paint scribbles on it")
-        return image, scribbles
-
-    def _estimator(self, image_layer):
-        kind = self.kind.value
-        n_channels = image_layer.data.shape[-1] if kind == "channels" else 1
-        return session.estimator(load_preset(self.preset.value), kind, n_channels,
-                                 self.n_estimators.value, self.width_m.value,
-                                 self.max_depth.value, self.max_offset.value,
-                                 smoothing=self.smoothing.value)
+        inp = self._input()
+        layers.check_scribbles(inp, scribble_layer, self.viewer.dims.ndim)
+        painted = np.array(scribble_layer.data)  # a copy: painting may go on meanwhile
+        kind, shape, preset = inp.kind, np.shape(inp.data), load_preset(self.preset.value)
+        n_channels = shape[-1] if kind == "channels" else 1
+        knobs = (self.n_estimators.value, self.width_m.value, self.max_depth.value,
+                 self.max_offset.value)
+        if self._volume_mode:
+            if kind not in ("grey", "channels"):
+                raise ValueError(f"3-D mode reads grey or multichannel volumes, not {kind}")
+            session.leading_shape(shape, kind, volume=True)
+            model = session.volume_estimator(preset, n_channels, inp.scale[-3:], *knobs,
+                                             smoothing=self.smoothing.value)
+        else:
+            model = session.estimator(preset, kind, n_channels, *knobs,
+                                      smoothing=self.smoothing.value)
+        indices = session.painted_indices(shape, painted, kind, volume=self._volume_mode)
+        return inp, scribble_layer, painted, model, indices
 
     def train(self, *_, visible_only: bool = False) -> None:
-        """Train on the painted slices in a worker thread, then segment the visible slice
-        and (unless ``visible_only``) every other slice."""
+        """Train on the painted slices (or, in 3-D mode, the paint across each painted
+        volume) in a worker thread, then segment the visible slice and (unless
+        ``visible_only``) everything else."""
         if self._worker is not None:
             show_info("jungleseg is busy: wait or press Cancel")
             return
         try:
-            image_layer, scribble_layer = self._inputs()
-            # a copy: the user may keep painting while the worker trains
-            data, painted, kind = image_layer.data, np.array(scribble_layer.data), self.kind.value
-            session.check_layer(kind, np.shape(data), image_layer.rgb,
-                                name=f"layer {image_layer.name!r}")
-            model = self._estimator(image_layer)
-            indices = session.painted_indices(data.shape, painted, kind)  # fail here, not later
+            inp, scribble_layer, painted, model, indices = self._prepare_training()
         except ValueError as err:
             show_error(str(err))
             return
-        first = self._visible_index(data, kind)
+        volume = self._volume_mode
+        first, first_slice = self._visible_part(inp, volume)
         total = int(self.max_depth.value) + 1
+        fit = session.train_volumes if volume else session.train
 
         def job():
             start = time.perf_counter()
             try:
-                prepared = session.train(model, data, painted, kind,
-                                         progress=self._progress_callback, indices=indices)
+                prepared = fit(model, inp.data, painted, inp.kind,
+                               progress=self._progress_callback, indices=indices)
             except Cancelled:
                 yield ("cancelled",)
                 return
             yield "trained", model, time.perf_counter() - start
-            yield from self._segment_job(model.jungle_, data, first, visible_only, prepared)
+            yield from self._segment_job(model.jungle_, inp, first, first_slice, visible_only,
+                                         prepared)
 
-        self._run(job, total, image_layer, scribble_layer, count_slices=False)
+        self._run(job, total, inp, self.image.value.name, scribble_layer, count_slices=False)
 
-    def _segment_job(self, jungle, data, first, visible_only: bool, prepared=None):
+    def _segment_job(self, jungle, inp, first, first_slice, visible_only: bool, prepared=None):
         """Worker generator: the visible slice, then (unless ``visible_only``) the rest;
-        stops between slices when cancelled. Painted slices reuse their training channels
-        (``prepared``)."""
+        stops between parts when cancelled. Painted slices or volumes reuse their training
+        channels (``prepared``)."""
         start = time.perf_counter()
         n = 0
-        for index, labels, proba in session.segment_stack(jungle, data, first,
-                                                          self.smoothing.value, prepared):
+        if session.is_volume_model(jungle):
+            parts = ((index + (z,), labels, proba) for index, z, labels, proba in
+                     session.segment_volumes(jungle, inp.data, first, first_slice,
+                                             self.smoothing.value, prepared))
+        else:
+            parts = session.segment_stack(jungle, inp.data, first, self.smoothing.value,
+                                          prepared)
+        for key, labels, proba in parts:
             if self._cancel.is_set():
                 yield ("cancelled",)
                 return
-            yield "slice", index, labels, proba
+            yield "part", key, labels, proba
             n += 1
             if visible_only:
                 break
@@ -262,32 +366,33 @@ class JungleWidget(Container):
     def _on_levels_done(self, levels: int):
         self.progress.value = min(levels, self.progress.max)
 
-    def _visible_index(self, data, kind) -> tuple:
-        lead = session.leading_shape(np.shape(data), kind)
-        step = self.viewer.dims.current_step
-        index = tuple(step[-len(lead) - 2:-2]) if lead else ()
-        return tuple(min(max(int(i), 0), n - 1) for i, n in zip(index, lead))
+    def _visible_part(self, inp: layers.Input, volume: bool) -> tuple[tuple, int | None]:
+        """The visible slice (or volume) of the input, and in 3-D mode its visible slice."""
+        n_lead = len(session.leading_shape(np.shape(inp.data), inp.kind, volume))
+        index = layers.visible_index(inp, self.viewer.dims.point, n_lead + volume)
+        return index[:n_lead], (index[n_lead] if volume else None)
 
-    def _run(self, job, total: int, image_layer, scribble_layer, count_slices: bool):
+    def _run(self, job, total: int, inp, name: str, scribble_layer, count_slices: bool):
         """Start ``job`` in a worker; the progress bar counts training levels or, with
-        ``count_slices``, segmented slices."""
+        ``count_slices``, segmented parts."""
         self._count_slices = count_slices
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
         self.train_button.enabled, self.cancel_button.enabled = False, True
         self.status.value = "training..."
         self._worker = create_worker(job, _start_thread=False)
-        self._worker.yielded.connect(
-            lambda item: self._on_result(item, image_layer, scribble_layer))
+        self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
+                                                                  scribble_layer))
         self._worker.errored.connect(self._on_error)
         self._worker.finished.connect(self._on_finished)
         self._worker.start()
 
-    def _on_result(self, item, image_layer, scribble_layer):
+    def _on_result(self, item, inp, name, scribble_layer):
         what = item[0]
         if what == "trained":
             _, model, seconds = item
             self.jungle = model.jungle_
+            self.jungle.metadata["channel_names"] = list(inp.channel_names)
             self.last_seconds = {"train": seconds}
             self.progress.value = self.progress.max
             self.status.value = (f"trained {len(self.jungle.dags)} DAGs, "
@@ -295,17 +400,18 @@ class JungleWidget(Container):
                                  f"painted pixels in {seconds:.2f} s; segmenting...")
         elif what == "cancelled":
             self.status.value = "cancelled"
-        elif what == "slice":
-            _, index, labels, proba = item
-            self._show_slice(image_layer, scribble_layer, index, labels, proba)
+        elif what == "part":
+            _, key, labels, proba = item
+            self._results.show(name, inp.shape, inp.scale, inp.translate, key, labels, proba,
+                               self.display.value, class_colormap(scribble_layer, self.jungle))
             if self._count_slices:
                 self.progress.value = min(self.progress.value + 1, self.progress.max)
         else:
-            _, n_slices, seconds = item
+            _, n_parts, seconds = item
             self.last_seconds["segment"] = seconds
             self.status.value = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} "
                                  f"nodes; trained in {self.last_seconds['train']:.2f} s, "
-                                 f"{n_slices} slice(s) segmented in {seconds:.2f} s")
+                                 f"{n_parts} part(s) segmented in {seconds:.2f} s")
 
     def _on_error(self, err: Exception):
         self.status.value = f"failed: {err}"
@@ -319,7 +425,7 @@ class JungleWidget(Container):
             self._timer.start()
 
     def cancel(self, *_) -> None:
-        """Stop training or segmentation at the next level or slice."""
+        """Stop training or segmentation at the next level or part."""
         self._cancel.set()
 
     def wait(self, timeout: float = 60.0) -> None:
@@ -332,52 +438,6 @@ class JungleWidget(Container):
                 raise TimeoutError("jungleseg worker still running")
             QApplication.processEvents()
             time.sleep(0.005)
-
-    # ---------------------------------------------------------------- results
-    def _colormap(self, scribble_layer):
-        if scribble_layer is not None:
-            return scribble_layer.colormap
-        colours = (self.jungle.metadata or {}).get("class_colours") if self.jungle else None
-        if not colours:
-            return None
-        mapping = {int(k): np.append(np.asarray(v[:3], float) / 255, 1.0)
-                   for k, v in colours.items()}
-        return DirectLabelColormap(color_dict={None: np.zeros(4), **mapping})
-
-    def _output_layer(self, name, shape, dtype, make):
-        layer = self.viewer.layers[name] if name in self.viewer.layers else None
-        if layer is None or layer.data.shape != shape:
-            if layer is not None:
-                self.viewer.layers.remove(layer)
-            layer = make(np.zeros(shape, dtype), name=name)
-        return layer
-
-    def _show_slice(self, image_layer, scribble_layer, index, labels, proba):
-        kind = session.model_kind(self.jungle)
-        lead = session.leading_shape(np.shape(image_layer.data), kind)
-        shape = lead + labels.shape
-        seg = self._output_layer(f"{image_layer.name} segmentation", shape, labels.dtype,
-                                 self.viewer.add_labels)
-        seg.data[index] = labels
-        colormap = self._colormap(scribble_layer)
-        if colormap is not None:
-            seg.colormap = colormap
-        seg.refresh()
-        if self.display.value == "uncertainty":
-            layer = self._output_layer(f"{image_layer.name} uncertainty", shape, np.float32,
-                                       lambda d, name: self.viewer.add_image(
-                                           d, name=name, colormap="magma",
-                                           contrast_limits=(0, 1), opacity=0.6))
-            layer.data[index] = session.uncertainty(proba)
-            layer.refresh()
-        elif self.display.value == "probabilities":
-            shape = (self.jungle.n_classes,) + shape
-            layer = self._output_layer(f"{image_layer.name} probabilities", shape, np.float32,
-                                       lambda d, name: self.viewer.add_image(
-                                           d, name=name, colormap="viridis",
-                                           contrast_limits=(0, 1), visible=False))
-            layer.data[(slice(None),) + index] = np.moveaxis(proba, -1, 0)
-            layer.refresh()
 
     # ---------------------------------------------------------------- models
     def save(self, path) -> None:
@@ -405,8 +465,9 @@ class JungleWidget(Container):
                              f"{self.jungle.node_count} nodes, reads {session.model_kind(self.jungle)}"
                              " images")
 
-    def apply(self, layer) -> None:
-        """Segment every slice of an image layer with the current model, in the worker."""
+    def apply(self, layer, channels=()) -> None:
+        """Segment every slice (or volume) of an image layer with the current model, in the
+        worker; ``channels``: further layers read as its channels."""
         if self._worker is not None:
             show_info("jungleseg is busy: wait or press Cancel")
             return
@@ -416,23 +477,26 @@ class JungleWidget(Container):
         if layer is None or not isinstance(layer, Image):
             show_error("choose an image layer to apply the model to")
             return
-        jungle, data = self.jungle, layer.data
+        jungle = self.jungle
         kind = session.model_kind(jungle)
+        volume = session.is_volume_model(jungle)
+        name = f"layer {layer.name!r}"
         try:
-            session.check_layer(kind, np.shape(data), layer.rgb,
-                                getattr(jungle.family, "n_input_channels", None),
-                                f"layer {layer.name!r}")
-            indices = session.slice_indices(np.shape(data), kind)
+            inp = (self._input(layer, list(channels)) if channels or layer is self.image.value
+                   else layers.read_input([layer], kind, None, self.viewer.dims.ndim))
+            session.check_model_input(jungle, inp.kind, np.shape(inp.data), layer.rgb, name)
+            indices = session.slice_indices(np.shape(inp.data), kind, volume=volume)
         except ValueError as err:
             show_error(f"jungleseg: {err}")
             return
-        first = self._visible_index(data, session.model_kind(jungle))
+        first, first_slice = self._visible_part(inp, volume)
         self.last_seconds = {"train": 0.0}
 
         def job():
-            yield from self._segment_job(jungle, data, first, False)
+            yield from self._segment_job(jungle, inp, first, first_slice, False)
 
-        self._run(job, len(indices), layer, None, count_slices=True)
+        self._run(job, len(indices) * (2 if volume else 1), inp, layer.name, None,
+                  count_slices=True)
         self.status.value = f"segmenting {len(indices)} slice(s) of {layer.name}..."
 
     def _ask_save(self, *_):

@@ -49,6 +49,7 @@ class FeatureFamily:
     kind_codes: tuple = ()  # feature kind codes its split nodes may store
     n_store_channels = 1  # channels of the store it prepares
     needs_integral = False  # whether features read integral images
+    spatial_ndim = 2  # 2: images (H, W[, C]); 3: volumes (D, H, W[, C])
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -124,6 +125,11 @@ class FeatureFamily:
     def check_params(self, params: np.ndarray) -> str | None:
         """Why these split-node parameter rows are unsafe for the kernels, or None."""
         return None
+
+    def check_store(self, store: ImageStore) -> None:
+        """Raise ValueError unless the kernels of this family may read ``store``."""
+        if store.ndim != 2:
+            raise ValueError("a 2-D model reads stores of 2-D images, not of volumes")
 
     def __eq__(self, other) -> bool:
         return isinstance(other, FeatureFamily) and self.to_dict() == other.to_dict()

@@ -72,3 +72,70 @@ def hessian_eigenvalues(image: np.ndarray, out: np.ndarray) -> None:
     spread = np.sqrt(0.25 * (dxx - dyy) ** 2 + dxy ** 2)
     np.add(mean, spread, out=out[0])
     np.subtract(mean, spread, out=out[1])
+
+
+def gaussian_kernel(sigma: float) -> np.ndarray:
+    """The normalised 1-D Gaussian of ``sigma`` samples, radius ``int(4 sigma + 0.5)`` (as
+    :func:`scipy.ndimage.gaussian_filter` truncates it), float32."""
+    radius = int(4 * sigma + 0.5)
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    kernel = np.exp(-0.5 * (x / sigma) ** 2) if sigma > 0 else (x == 0).astype(np.float64)
+    return (kernel / kernel.sum()).astype(np.float32)
+
+
+def gaussian_volume(volume: np.ndarray, sigmas: tuple[float, float, float], out: np.ndarray
+                    ) -> None:
+    """Separable Gaussian of a (D, H, W) float32 ``volume`` with per-axis ``sigmas`` (in
+    voxels), borders repeating the edge voxels, into ``out`` (may be a strided view).
+
+    The z pass filters the columns of the (D, H W) matrix, the in-plane pass each slice,
+    both with OpenCV's separable filter: the same values as
+    ``scipy.ndimage.gaussian_filter(volume, sigmas, mode='nearest')`` to rounding.
+    """
+    kz, ky, kx = (gaussian_kernel(s) for s in sigmas)
+    depth = volume.shape[0]
+    across = cv2.sepFilter2D(np.ascontiguousarray(volume).reshape(depth, -1), cv2.CV_32F,
+                             np.ones(1, np.float32), kz, borderType=cv2.BORDER_REPLICATE)
+    for z in range(depth):
+        cv2.sepFilter2D(across[z].reshape(volume.shape[1:]), cv2.CV_32F, kx, ky, dst=out[z],
+                        borderType=cv2.BORDER_REPLICATE)
+
+
+def gradient_magnitude_volume(volume: np.ndarray, spacing: tuple[float, float, float],
+                              out: np.ndarray) -> None:
+    """Length of the gradient of a (D, H, W) float32 ``volume`` in physical units: central
+    differences ``(v[i + 1] - v[i - 1]) / (2 spacing)`` along each axis, the edge voxel
+    repeated at the borders, into ``out``; slice by slice, so that the temporaries stay
+    in cache."""
+    sz, sy, sx = (float(s) for s in spacing)
+    depth = volume.shape[0]
+    for z in range(depth):
+        plane = volume[z]
+        gx = cv2.Sobel(plane, cv2.CV_32F, 1, 0, ksize=1, scale=0.5 / sx,
+                       borderType=cv2.BORDER_REPLICATE)
+        gy = cv2.Sobel(plane, cv2.CV_32F, 0, 1, ksize=1, scale=0.5 / sy,
+                       borderType=cv2.BORDER_REPLICATE)
+        gz = volume[min(z + 1, depth - 1)] - volume[max(z - 1, 0)]
+        gz *= np.float32(0.5 / sz)
+        gx *= gx
+        gy *= gy
+        gz *= gz
+        gx += gy
+        gx += gz
+        np.sqrt(gx, out=out[z])
+
+
+def box_mean_volume(volume: np.ndarray, halves: tuple[int, int, int], out: np.ndarray) -> None:
+    """Mean of a (D, H, W) float32 ``volume`` over the ``(2 hz + 1, 2 hy + 1, 2 hx + 1)``
+    box around every voxel, over the voxels of the box inside the volume (as
+    :func:`box_mean` clips boxes), into ``out``: box sums along z, then in each slice."""
+    hz, hy, hx = (int(h) for h in halves)
+    depth, h, w = volume.shape
+    across = cv2.boxFilter(np.ascontiguousarray(volume).reshape(depth, -1), cv2.CV_32F,
+                           (1, 2 * hz + 1), normalize=False, borderType=cv2.BORDER_CONSTANT)
+    across /= _inside(depth, hz)[:, None]
+    counts = _inside(h, hy)[:, None] * _inside(w, hx)[None, :]
+    for z in range(depth):
+        cv2.boxFilter(across[z].reshape(h, w), cv2.CV_32F, (2 * hx + 1, 2 * hy + 1),
+                      dst=out[z], normalize=False, borderType=cv2.BORDER_CONSTANT)
+        out[z] /= counts

@@ -19,6 +19,10 @@ Kinds and their parameter rows:
   the box kinds use the mean over the ``(2 b_r + 1) x (2 b_c + 1)`` box instead of a
   pixel. Probes outside the image are clamped to its border; a box is clipped to the
   image (its mean is over the pixels inside).
+- volume: ``[u_z, u_y, u_x, v_z, v_y, v_x, c1, c2]``: voxel offsets u and v and channels,
+  combined as the colour point kinds are. Volumes are stored as taller planes (see
+  :class:`jungleseg.features.ImageStore`), always padded as far as the family's probes
+  reach, so these kinds read their probes at fixed steps, never clamped.
 
 Candidate draws are described by a family ``spec``: a float64 vector whose first entry
 is the family code; each family below documents the rest.
@@ -41,6 +45,11 @@ KIND_BOX_DIFF = 7
 KIND_BOX_SUM = 8
 KIND_BOX_ABSDIFF = 9
 _BOX_SHIFT = KIND_BOX_VALUE - KIND_VALUE
+KIND_VOLUME_VALUE = 10
+KIND_VOLUME_DIFF = 11
+KIND_VOLUME_SUM = 12
+KIND_VOLUME_ABSDIFF = 13
+_VOLUME_SHIFT = KIND_VOLUME_VALUE - KIND_VALUE
 
 COLOUR_KINDS = {
     "value": KIND_VALUE, "difference": KIND_DIFF, "sum": KIND_SUM, "absdiff": KIND_ABSDIFF,
@@ -52,8 +61,13 @@ FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
 FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
 FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
 #                            n_kinds, kind_1, ..., kind_n, centred (1: u = 0)]
+FAMILY_VOLUME = 3  # spec: [FAMILY_VOLUME, max offset (physical), spacing z, y, x,
+#                            n_channels, n_kinds, kind_1, ..., kind_n, centred]
 
-N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8}
+VOLUME_KINDS = {"value": KIND_VOLUME_VALUE, "difference": KIND_VOLUME_DIFF,
+                "sum": KIND_VOLUME_SUM, "absdiff": KIND_VOLUME_ABSDIFF}
+
+N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8, FAMILY_VOLUME: 8}
 
 DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the body
 
@@ -126,6 +140,8 @@ def _combine(base, a, b):
 def response(kind, params, store, image, row, col):
     """Feature response of one sample; with :func:`unclamped_response` and
     :func:`point_response`, the only places a feature reads data."""
+    if kind >= KIND_VOLUME_VALUE:
+        return volume_response(kind, params, store, image, row, col)
     if kind == KIND_TABULAR:
         return pixel_value(store, image, row, col, int(params[0]))
     if kind == KIND_DEPTH:
@@ -167,6 +183,24 @@ def unclamped_response(kind, params, store, image, row, col):
     if kind == KIND_VALUE:
         return a
     return _combine(kind, a, pixels[np.uint64(pixel + second)])
+
+
+@njit(cache=True, inline="always")
+def volume_response(kind, params, store, image, row, col):
+    """Response of a volume kind at the voxel in (row, col) of a store of volumes, which
+    is padded as far as the probes reach: a probe (dz, dy, dx) away is ``dz`` slices of
+    ``height + 2 pad`` rows, ``dy`` rows and ``dx`` columns away in the taller plane."""
+    pixels, origin, height, width, stride, plane, _, _ = store
+    s = stride[image]
+    slice_step = (height[image] + s - width[image]) * s  # stride - width = 2 pad
+    voxel = origin[image] + row * s + col
+    a = pixels[np.uint64(voxel + int(params[6]) * plane[image] + int(params[0]) * slice_step
+                         + int(params[1]) * s + int(params[2]))]
+    if kind == KIND_VOLUME_VALUE:
+        return a
+    b = pixels[np.uint64(voxel + int(params[7]) * plane[image] + int(params[3]) * slice_step
+                         + int(params[4]) * s + int(params[5]))]
+    return _combine(kind - _VOLUME_SHIFT, a, b)
 
 
 @njit(cache=True, inline="always")
@@ -214,6 +248,28 @@ def point_response(kind, pixels, first, second):
 def _uniform(state, low, high):
     state, u = next_uniform(state)
     return state, low + (high - low) * u
+
+
+@njit(cache=True)
+def _draw_volume(spec, state, kinds, params):
+    """Volume candidates: offsets uniform in a cube of ``spec[1]`` physical units per
+    axis, rounded to whole voxels of each axis' spacing, so that anisotropic volumes
+    get probes of equal physical reach."""
+    reach = spec[1]
+    n_channels = int(spec[5])
+    n_kinds = int(spec[6])
+    centred = spec[7 + n_kinds] != 0
+    for i in range(kinds.shape[0]):
+        state, q = next_below(state, n_kinds)
+        kinds[i] = int(spec[7 + q])
+        for p in range(6):
+            state, u = _uniform(state, -reach, reach)
+            params[i, p] = math.floor(u / spec[2 + p % 3] + 0.5)
+        if centred:  # the first probe on the voxel itself; draws stay the same
+            params[i, 0:3] = 0
+        state, params[i, 6] = next_below(state, n_channels)
+        state, params[i, 7] = next_below(state, n_channels)
+    return kinds.shape[0]
 
 
 @njit(cache=True)
@@ -266,4 +322,6 @@ def draw_candidates(spec, state, kinds, params):
                 state, params[i, 6] = next_below(state, box_max + 1)
                 state, params[i, 7] = next_below(state, box_max + 1)
         return n
+    if family == FAMILY_VOLUME:
+        return _draw_volume(spec, state, kinds, params)
     return 0

@@ -23,6 +23,14 @@ class ImageStore:
     integral image of every channel, planes in channel order, image ``i`` starting at
     ``integral_offset[i]``. Planes, not interleaved channels, so that neighbouring pixels
     probing one channel read neighbouring memory.
+
+    A store of volumes (``ndim == 3``) holds (depth[i], height[i], width[i]) images. A
+    channel of a volume is one taller plane: its ``depth + 2 pad_z`` slices, each with
+    its border, one after the other, the first and last ``pad_z`` repeating the edge
+    slices. Voxel (z, y, x) is then the pixel of row ``(z + pad_z) (height + 2 pad) + y``
+    of that plane (:meth:`rows`), so the kernels' (image, row, col) addressing, and the
+    trainer built on it, serve volumes unchanged, and a probe (dz, dy, dx) away is the
+    pixel ``dz (height + 2 pad) + dy`` rows and ``dx`` columns away.
     """
 
     pixels: np.ndarray
@@ -33,13 +41,39 @@ class ImageStore:
     integral: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     integral_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pad: int = 0
+    depth: np.ndarray | None = None  # slices per image, for volumes (ndim 3)
+    pad_z: int = 0
+
+    @property
+    def ndim(self) -> int:
+        """2 for a store of images, 3 for a store of volumes."""
+        return 2 if self.depth is None else 3
+
+    def _slices(self) -> np.ndarray:
+        """Slices per image, border slices included (1 for 2-D images)."""
+        if self.depth is None:
+            return np.ones(self.n_images, np.int64)
+        return self.depth.astype(np.int64) + 2 * self.pad_z
+
+    def shape(self, image: int) -> tuple[int, ...]:
+        """(H, W) or (D, H, W) of one image, border excluded."""
+        hw = (int(self.height[image]), int(self.width[image]))
+        return hw if self.depth is None else (int(self.depth[image]), *hw)
+
+    def rows(self, image: np.ndarray, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The rows of voxels (z, y) of volumes ``image`` in the kernels' addressing
+        (see the class docstring); ``y`` itself for a store of 2-D images (``z`` 0)."""
+        if self.depth is None:
+            return np.asarray(y, np.int32)
+        slice_rows = self.height[image].astype(np.int64) + 2 * self.pad
+        return ((np.asarray(z, np.int64) + self.pad_z) * slice_rows + y).astype(np.int32)
 
     def as_tuple(self) -> tuple:
         """The form Numba kernels take: ``(pixels, origin, height, width, row_stride,
         plane_size, integral, integral_offset)``, where channel ``ch`` of pixel (r, c) of
         image ``i`` is ``pixels[origin[i] + ch * plane_size[i] + r * row_stride[i] + c]``."""
         stride = self.width.astype(np.int64) + 2 * self.pad
-        plane = (self.height.astype(np.int64) + 2 * self.pad) * stride
+        plane = self._slices() * (self.height.astype(np.int64) + 2 * self.pad) * stride
         origin = self.offset + self.pad * stride + self.pad
         return (self.pixels, origin, self.height, self.width, stride, plane, self.integral,
                 self.integral_offset)
@@ -50,42 +84,68 @@ class ImageStore:
         return int(self.offset.shape[0])
 
     def values_at(self, samples: Samples, channel: int = 0) -> np.ndarray:
-        """One channel's values at the samples' pixels."""
+        """One channel's values at the samples' pixels (rows as :meth:`rows` gives them)."""
         _, origin, _, _, row_stride, plane, _, _ = self.as_tuple()
         at = (origin[samples.image] + channel * plane[samples.image]
               + samples.row * row_stride[samples.image] + samples.col)
         return self.pixels[at]
 
     def planes(self, image: int) -> np.ndarray:
-        """The (n_channels, H, W) channel planes of one image (a view, border excluded)."""
-        h, w, p = int(self.height[image]), int(self.width[image]), self.pad
+        """The (n_channels, H, W) channel planes of one image, or the (n_channels, D, H, W)
+        channels of one volume (a view, border excluded)."""
+        block = self._block(image)
+        p, q = self.pad, self.pad_z
+        h, w = int(self.height[image]), int(self.width[image])
+        if self.depth is None:
+            return block[:, 0, p:p + h, p:p + w]
+        return block[:, q:q + int(self.depth[image]), p:p + h, p:p + w]
+
+    def _block(self, image: int) -> np.ndarray:
+        """The (n_channels, slices, H + 2 pad, W + 2 pad) block of one image, borders
+        included."""
+        p = self.pad
+        h, w, n = int(self.height[image]), int(self.width[image]), int(self._slices()[image])
         start = int(self.offset[image])
-        block = self.pixels[start:start + self.n_channels * (h + 2 * p) * (w + 2 * p)]
-        return block.reshape(self.n_channels, h + 2 * p, w + 2 * p)[:, p:p + h, p:p + w]
+        block = self.pixels[start:start + self.n_channels * n * (h + 2 * p) * (w + 2 * p)]
+        return block.reshape(self.n_channels, n, h + 2 * p, w + 2 * p)
 
     @classmethod
-    def build(cls, shapes: Sequence[tuple[int, int]], n_channels: int,
+    def build(cls, shapes: Sequence[tuple[int, ...]], n_channels: int,
               fill: Callable[[int, np.ndarray], None], integral: bool = False,
-              pad: int = 0) -> "ImageStore":
+              pad: int = 0, pad_z: int | None = None) -> "ImageStore":
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
         repeating its edge, whose channels ``fill(i, planes)`` writes straight into the
-        (n_channels, H, W) view of image ``i`` (no second copy)."""
+        (n_channels, H, W) view of image ``i`` (no second copy).
+
+        With ``pad_z`` (an int, 0 allowed), a store of volumes of ``shapes`` (D, H, W),
+        ``pad_z`` edge slices repeated before and after each, and ``fill`` writing the
+        (n_channels, D, H, W) view.
+        """
         pad = int(pad)
-        if pad < 0:
-            raise ValueError(f"pad must be >= 0, got {pad}")
+        volumes = pad_z is not None
+        if pad < 0 or (volumes and pad_z < 0):
+            raise ValueError(f"pads must be >= 0, got {pad} and {pad_z}")
+        ndim = 3 if volumes else 2
         shapes = [tuple(int(n) for n in shape) for shape in shapes]
         if not shapes:
             raise ValueError("no images to pack")
         for i, shape in enumerate(shapes):
-            if len(shape) != 2 or min(shape) < 1:
-                raise ValueError(f"image {i} has shape {shape}; expected (H, W) or (H, W, C)")
-        sizes = np.array([n_channels * (h + 2 * pad) * (w + 2 * pad) for h, w in shapes],
-                         np.int64)
+            if len(shape) != ndim or min(shape) < 1:
+                expected = "(D, H, W) or (D, H, W, C)" if volumes else "(H, W) or (H, W, C)"
+                raise ValueError(f"image {i} has shape {shape}; expected {expected}")
+        if volumes and integral:
+            raise ValueError("volumes have no integral images: box means are channels")
+        full = [((1,) + s if not volumes else s) for s in shapes]
+        slices = [d + (2 * int(pad_z) if volumes else 0) for d, _, _ in full]
+        sizes = np.array([n_channels * n * (h + 2 * pad) * (w + 2 * pad)
+                          for n, (_, h, w) in zip(slices, full)], np.int64)
         store = cls(pixels=np.empty(int(sizes.sum()), np.float32),
                     offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
-                    height=np.array([h for h, _ in shapes], np.int32),
-                    width=np.array([w for _, w in shapes], np.int32),
-                    n_channels=int(n_channels), pad=pad)
+                    height=np.array([h for _, h, _ in full], np.int32),
+                    width=np.array([w for _, _, w in full], np.int32),
+                    n_channels=int(n_channels), pad=pad,
+                    depth=np.array([d for d, _, _ in full], np.int32) if volumes else None,
+                    pad_z=int(pad_z) if volumes else 0)
         for i in range(len(shapes)):
             fill(i, store.planes(i))
             store._repeat_edges(i)
@@ -93,6 +153,8 @@ class ImageStore:
 
     def with_integrals(self) -> "ImageStore":
         """This store with the float64 integral image of every channel (for box kinds)."""
+        if self.depth is not None:
+            raise ValueError("volumes have no integral images: box means are channels")
         planes = [self.planes(i) for i in range(self.n_images)]
         n = self.n_channels
         sizes = np.array([n * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes], np.int64)
@@ -105,23 +167,26 @@ class ImageStore:
 
     def _repeat_edges(self, image: int) -> None:
         """Fill the border of image ``image`` with its edge pixels, as OpenCV's
-        BORDER_REPLICATE does (corners take the corner pixel)."""
-        p = self.pad
-        if not p:
-            return
+        BORDER_REPLICATE does (corners take the corner pixel), and a volume's border
+        slices with its first and last slice."""
+        p, q = self.pad, self.pad_z
         h, w = int(self.height[image]), int(self.width[image])
-        start = int(self.offset[image])
-        block = self.pixels[start:start + self.n_channels * (h + 2 * p) * (w + 2 * p)].reshape(
-            self.n_channels, h + 2 * p, w + 2 * p)
-        block[:, p:p + h, :p] = block[:, p:p + h, p:p + 1]
-        block[:, p:p + h, p + w:] = block[:, p:p + h, p + w - 1:p + w]
-        block[:, :p] = block[:, p:p + 1]
-        block[:, p + h:] = block[:, p + h - 1:p + h]
+        block = self._block(image)
+        if p:
+            inner = block[:, q:block.shape[1] - q]
+            inner[:, :, p:p + h, :p] = inner[:, :, p:p + h, p:p + 1]
+            inner[:, :, p:p + h, p + w:] = inner[:, :, p:p + h, p + w - 1:p + w]
+            inner[:, :, :p] = inner[:, :, p:p + 1]
+            inner[:, :, p + h:] = inner[:, :, p + h - 1:p + h]
+        if q:
+            block[:, :q] = block[:, q:q + 1]
+            block[:, -q:] = block[:, -q - 1:-q]
 
 
 @dataclass(frozen=True)
 class Samples:
-    """Training or test samples: pixel (image, row, col) of a store, with labels."""
+    """Training or test samples: pixel (image, row, col) of a store, with labels (the
+    row of a volume's voxel is :meth:`ImageStore.rows`)."""
 
     image: np.ndarray
     row: np.ndarray

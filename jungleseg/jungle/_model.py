@@ -90,6 +90,7 @@ class Jungle:
 
     def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
         """Class probabilities (n_samples, n_classes), float32."""
+        self.family.check_store(store)
         return predict_proba(*self._packed, store.as_tuple(), samples.image, samples.row,
                              samples.col)
 
@@ -97,6 +98,9 @@ class Jungle:
                       ) -> np.ndarray:
         """Class probabilities (H, W, n_classes) float32 of one image of the store;
         pixels outside ``mask`` (where given) stay zero."""
+        self.family.check_store(store)
+        if store.ndim == 3:
+            raise ValueError("a volume is traversed by predict_volume, not predict_image")
         mask = np.zeros((0, 0), np.uint8) if mask is None else np.ascontiguousarray(mask, np.uint8)
         h, w = int(store.height[image]), int(store.width[image])
         if mask.size and mask.shape != (h, w):
@@ -104,6 +108,38 @@ class Jungle:
         reach = self.point_reach
         direct = reach is not None and store.pad >= reach
         return predict_image(*self._packed, store.as_tuple(), image, mask, direct)
+
+    def predict_volume(self, store: ImageStore, image: int = 0,
+                       slices: ArrayLike | None = None) -> np.ndarray:
+        """Class probabilities (d, H, W, n_classes) float32 of slices ``slices`` (default:
+        all) of one volume of a store of volumes.
+
+        Each slice is traversed as a 2-D image: a view of the store whose images are the
+        volume's slices, and the split nodes rewritten as the 2-D point kinds that read the
+        same voxels there (:meth:`VolumeFeatures.planar_nodes`), so volumes share the
+        traversal kernel with images.
+        """
+        self.family.check_store(store)
+        pixels, origin, height, width, stride, plane, integral, integral_offset = \
+            store.as_tuple()
+        depth = int(store.depth[image])
+        z = np.arange(depth) if slices is None else np.asarray(slices, np.int64)
+        if z.size and (z.min() < 0 or z.max() >= depth):
+            raise ValueError(f"slices must lie in 0..{depth - 1}")
+        node_start, leaf_start, kind, params, threshold, left, right, leaf_value = self._packed
+        slice_rows = int(height[image]) + 2 * store.pad
+        kind, params = self.family.planar_nodes(kind, params, slice_rows)
+        n = z.size
+        view = (pixels, origin[image] + (z + store.pad_z) * slice_rows * stride[image],
+                np.full(n, height[image], height.dtype), np.full(n, width[image], width.dtype),
+                np.full(n, stride[image], stride.dtype), np.full(n, plane[image], plane.dtype),
+                integral, integral_offset)
+        out = np.empty((n, int(height[image]), int(width[image]), self.n_classes), np.float32)
+        no_mask = np.zeros((0, 0), np.uint8)
+        for j in range(n):
+            out[j] = predict_image(node_start, leaf_start, kind, params, threshold, left, right,
+                                   leaf_value, view, j, no_mask, True)
+        return out
 
     @cached_property
     def point_reach(self) -> int | None:

@@ -1,13 +1,14 @@
 """Segmentation of images: the :class:`JungleSegmenter` estimator, which pixels it trains
 on (:mod:`._sampling`), which image arrays it accepts (:mod:`._input`), and segmenting
 whole images, tiles and prepared stores (:mod:`._segment`) with probability smoothing
-(:mod:`._smoothing`)."""
+(:mod:`._smoothing`), and volumes (:mod:`._volume`)."""
 from ._input import UNIT_SCALE, checked_image, training_values
 from ._sampling import STRATEGIES, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment, segment_prepared
 from ._segmenter import JungleSegmenter
 from ._smoothing import guided_smoothing, smooth_probabilities, smoothing_reach
+from ._volume import segment_volume
 
 __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "UNIT_SCALE",
            "checked_image", "guided_smoothing", "sample_pixels", "segment", "segment_prepared",
-           "smooth_probabilities", "smoothing_reach", "training_values"]
+           "segment_volume", "smooth_probabilities", "smoothing_reach", "training_values"]

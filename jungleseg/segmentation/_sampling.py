@@ -23,7 +23,9 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
 
     Parameters
     ----------
-    labels : sequence of (H, W) integer arrays
+    labels : sequence of (H, W) integer arrays, or of (D, H, W) label volumes: paint on
+        any slices counts, and voxel (z, y, x) is sampled at row ``z H + y`` (the volume's
+        slices as rows of one plane; :meth:`ImageStore.rows` places them in a store)
     classes : array of the class values the model predicts; other values are ignored.
     strategy : 'random' (``per_image`` pixels drawn uniformly among usable pixels),
         'all' (every usable pixel) or 'balanced' (``per_image`` pixels split equally
@@ -44,29 +46,53 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
     parts = []
     for i, lab in enumerate(labels):
         lab = np.asarray(lab)
-        if lab.ndim != 2:
-            raise ValueError(f"label image {i} must be 2-D, got shape {lab.shape}")
-        flat = lab.ravel()
-        index = np.full(flat.shape, -1, np.int64)
-        for value, k in lookup.items():
-            index[flat == value] = k
-        usable = np.flatnonzero(index >= 0)
+        if lab.ndim not in (2, 3) or (i and lab.ndim != np.ndim(labels[0])):
+            raise ValueError(f"label image {i} must be 2-D (or all 3-D), got shape {lab.shape}")
+        usable, usable_index = _usable(lab.ravel(), lookup)
         rng = np.random.default_rng([seed, i])
         if strategy == "all" or usable.size <= per_image and strategy == "random":
             chosen = usable
         elif strategy == "random":
             chosen = np.sort(rng.choice(usable, per_image, replace=False))
         else:
-            present = np.unique(index[usable])
+            present = np.unique(usable_index)
             quota = max(1, per_image // max(1, present.size))
             chosen = []
             for k in present:
-                pool = usable[index[usable] == k]
+                pool = usable[usable_index == k]
                 chosen.append(rng.choice(pool, min(quota, pool.size), replace=False))
             chosen = np.sort(np.concatenate(chosen)) if chosen else usable[:0]
-        parts.append((np.full(chosen.size, i, np.int32), (chosen // lab.shape[1]).astype(np.int32),
-                      (chosen % lab.shape[1]).astype(np.int32), index[chosen].astype(np.int32)))
+        width = lab.shape[-1]
+        parts.append((np.full(chosen.size, i, np.int32), (chosen // width).astype(np.int32),
+                      (chosen % width).astype(np.int32),
+                      usable_index[np.searchsorted(usable, chosen)].astype(np.int32)))
     if not parts or sum(p[0].size for p in parts) == 0:
         raise ValueError("no labelled pixels to train on (all pixels are ignored or unknown)")
     image, row, col, label = (np.concatenate([p[j] for p in parts]) for j in range(4))
     return Samples(image, row, col, label)
+
+
+def _usable(flat: np.ndarray, lookup: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """The (ascending) positions in ``flat`` whose value is a key of ``lookup``, and the
+    class index there. One pass over the labels, and none over the unpainted zeros when
+    0 is not a class: a volume painted on a few slices is mostly zeros."""
+    pixels = np.arange(flat.size) if 0 in lookup else np.flatnonzero(flat)
+    keys = np.array(sorted(lookup), np.int64)
+    if not keys.size:
+        return pixels[:0], pixels[:0]
+    values = flat[pixels]
+    at = np.minimum(np.searchsorted(keys, values), keys.size - 1)
+    hit = keys[at] == values
+    codes = np.array([lookup[int(k)] for k in keys], np.int64)
+    return pixels[hit], codes[at[hit]]
+
+
+def label_values(label: np.ndarray) -> np.ndarray:
+    """The distinct values of a label image, sorted: :func:`numpy.unique` over its nonzero
+    values, and 0 where it occurs (one pass when most pixels are unpainted zeros)."""
+    flat = np.asarray(label).ravel()
+    nonzero = flat[np.flatnonzero(flat)]
+    values = np.unique(nonzero)
+    if nonzero.size < flat.size:
+        values = np.union1d(values, np.zeros(1, flat.dtype))
+    return values

@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import Integral, Interval, check_params
-from ..features import DepthFeatures, ImageStore
+from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
 from ._input import checked_image
 from ._smoothing import (
@@ -15,6 +15,7 @@ from ._smoothing import (
     smooth_probabilities,
     smoothing_reach,
 )
+from ._volume import labelled_volume, segment_volume
 
 #: The model parameters segmentation reads (checked when a model file is loaded).
 SEGMENTATION_CONSTRAINTS = {
@@ -35,11 +36,31 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
     ``smoothing`` (default: the model's own, see :class:`~jungleseg.JungleSegmenter`) is
     the half-size of the box over which probabilities are averaged before labelling; a
     model trained with ``guided_eps`` averages them edge-aware (:func:`guided_smoothing`).
+
+    A volume model (:class:`~jungleseg.VolumeFeatures`) segments (D, H, W[, C]) volumes:
+    labels (D, H, W), probabilities (D, H, W, n_classes), ``tile`` in voxels (one size or
+    z, y, x; see :func:`segment_volume`). A 2-D model refuses a volume, and a volume model
+    a 2-D image, with a ValueError saying so.
     """
     smoothing = _checked_smoothing(jungle, smoothing)
+    if jungle.family.spatial_ndim == 3:
+        return segment_volume(jungle, image, tile, smoothing)
+    _check_planar(jungle, np.shape(image))
     if tile is not None:
         return _segment_tiled(jungle, image, int(tile), smoothing)
     return _segment_window(jungle, image, None, smoothing)
+
+
+def _check_planar(jungle: Jungle, shape: tuple) -> None:
+    """Raise ValueError if a 2-D model is given more axes than its images have."""
+    family = jungle.family
+    axes = 3 if isinstance(family, ColourFeatures) and family.input != "grey" else 2
+    grey_channel = axes == 2 and len(shape) == 3 and shape[2] == 1
+    if len(shape) > axes and not grey_channel:
+        layout = "(H, W)" if axes == 2 else "(H, W, C)"
+        raise ValueError(f"this 2-D model reads {layout} images; got an array of shape "
+                         f"{tuple(shape)}: segment a volume slice by slice, or train a "
+                         "volume model (VolumeFeatures)")
 
 
 def _checked_smoothing(jungle: Jungle, smoothing) -> int:
@@ -54,11 +75,14 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
+    jungle.family.check_store(store)
     if store.n_channels != jungle.family.n_store_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
                          f"{jungle.family.n_store_channels}")
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
+    if store.ndim == 3:
+        return labelled_volume(jungle, store, image, _checked_smoothing(jungle, smoothing))
     return _labelled(jungle, store, image, _checked_smoothing(jungle, smoothing))
 
 

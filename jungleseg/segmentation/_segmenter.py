@@ -16,7 +16,7 @@ from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
 from ._input import training_values
-from ._sampling import STRATEGIES, sample_pixels
+from ._sampling import STRATEGIES, label_values, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
 
@@ -26,8 +26,8 @@ class JungleSegmenter(JungleBase):
     Parameters
     ----------
     features : FeatureFamily
-        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels) or
-        :class:`DepthFeatures`. With depth features only foreground pixels (depth > 0)
+        What a split may test: :class:`ColourFeatures` (RGB, grey or any channels),
+        :class:`DepthFeatures`, or :class:`VolumeFeatures` for 3-D volumes. With depth features only foreground pixels (depth > 0)
         are classified and the label ``background`` is given elsewhere.
     n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
     criterion, n_thresholds, lsearch_steps, search, random_state
@@ -139,9 +139,11 @@ class JungleSegmenter(JungleBase):
         ----------
         images : sequence of arrays
             (H, W) grey or depth, (H, W, 3) RGB or (H, W, C) channel images, as the
-            feature family reads them.
+            feature family reads them; with :class:`~jungleseg.VolumeFeatures`, (D, H, W)
+            or (D, H, W, C) volumes.
         labels : sequence of (H, W) integer arrays
-            Class values per pixel; values in ``ignore`` are never trained on.
+            Class values per pixel (per voxel for volumes: (D, H, W), painted on any
+            slices); values in ``ignore`` are never trained on.
         progress : callable, optional
             ``progress(level, n_nodes)`` is called after each level; an exception it
             raises stops training (how a GUI cancels).
@@ -162,17 +164,21 @@ class JungleSegmenter(JungleBase):
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
             raise ValueError(f"got {len(images)} images and {len(labels)} label images")
-        for i, (im, lab) in enumerate(zip(images, labels)):
-            if np.shape(lab) != np.shape(im)[:2]:
-                raise ValueError(f"image {i} is {np.shape(im)[:2]} but its labels are "
-                                 f"{np.shape(lab)}")
         family = self._family()
+        ndim = family.spatial_ndim
+        if ndim == 3 and self.smoothing and self.guided_eps is not None:
+            raise ValueError("edge-aware smoothing (guided_eps) is for 2-D images; volumes "
+                             "average probabilities plainly (guided_eps: null)")
+        for i, (im, lab) in enumerate(zip(images, labels)):
+            if np.ndim(im) < ndim or np.shape(lab) != np.shape(im)[:ndim]:
+                raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
+                                 f"{np.shape(lab)}")
         labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
         images, input_values = training_values(images, family)
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
-        values = np.unique(np.concatenate([np.unique(lab) for lab in labels]))
+        values = np.unique(np.concatenate([label_values(lab) for lab in labels]))
         self.classes_ = np.array([v for v in values if int(v) not in ignore])
         if self.classes_.size < 2:
             raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
@@ -183,11 +189,16 @@ class JungleSegmenter(JungleBase):
         if store is None:
             store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
         elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
-              or any((int(h), int(w)) != np.shape(im)[:2]
-                     for h, w, im in zip(store.height, store.width, images))):
+              or store.ndim != ndim
+              or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
             raise ValueError("store does not hold these images prepared by these features")
+        family.check_store(store)
         samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
+        if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
+            height = store.height[samples.image]
+            samples = dataclasses.replace(samples, row=store.rows(
+                samples.image, samples.row // height, samples.row % height))
         prepare_seconds = time.perf_counter() - start
         if self.images_per_dag is None:
             entries = every_sample(len(samples), self.n_estimators)

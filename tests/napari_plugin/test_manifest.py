@@ -9,4 +9,5 @@ def test_manifest_is_valid():
     assert manifest.name == "jungleseg"
     assert {w.display_name for w in manifest.contributions.widgets} == {
         "Decision jungle segmentation"}
-    assert len(manifest.contributions.sample_data) == 3
+    assert {s.key for s in manifest.contributions.sample_data} == {
+        "cells", "face", "depth_body", "cells_volume", "cells_volume_channels"}

@@ -84,11 +84,38 @@ def test_guess_kind():
 
 def test_training_refuses_hostile_layers():
     image, truth = stripes_and_checks()
-    model = session.estimator(session.load_preset("napari"), "grey", 1, 2, 16, 4, 8)
+    model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 4, 8)
     for bad, message in ((np.where(truth > 0, np.nan, image / 255.0), "NaN"),
                          (image.astype(np.complex64), "complex")):
         with pytest.raises(ValueError, match=message):
             session.train(model, bad, strokes(truth), "grey")
-    rgb = session.estimator(session.load_preset("napari"), "rgb", 3, 2, 16, 4, 8)
+    rgb = session.estimator(load_preset("napari"), "rgb", 3, 2, 16, 4, 8)
     with pytest.raises(ValueError, match="must lie in \\[0, 1\\]"):
         session.train(rgb, np.dstack([image.astype(np.float32)] * 3), strokes(truth), "rgb")
+
+
+def test_volume_parts_equal_the_whole_volume():
+    from jungleseg import segment
+    from jungleseg.datasets.cells3d import paint_slices, render_cell_volume
+
+    volume, truth = render_cell_volume((12, 48, 48), seed=3)
+    stack = np.stack([volume, volume[::-1]])  # two volumes: a time series
+    paint = np.zeros(stack.shape, np.uint8)
+    paint[1] = paint_slices(truth[::-1], [4, 8], fraction=0.05)
+    model = session.volume_estimator(load_preset("volume"), 1, (0.3, 0.1, 0.1), 2, 16, 6,
+                                     0.5, smoothing=2)
+    assert model.features.spacing == (0.3, 0.1, 0.1) and model.features.max_offset == 0.5
+    prepared = session.train_volumes(model, stack, paint, "grey")
+    assert list(prepared) == [(1,)]
+    parts = list(session.segment_volumes(model.jungle_, stack, first=(1,), first_slice=5,
+                                         prepared=prepared))
+    assert [(index, z) for index, z, _, _ in parts] == [
+        ((1,), slice(5, 6)), ((1,), slice(0, 12)), ((0,), slice(0, 12))]
+    for index, z, labels, proba in parts:
+        whole_labels, whole = segment(model.jungle_, stack[index])
+        np.testing.assert_array_equal(proba, whole[z])
+        np.testing.assert_array_equal(labels, whole_labels[z])
+    with pytest.raises(ValueError, match="segments 3-D volumes, but layer 'x' has shape"):
+        session.check_model_input(model.jungle_, "grey", (48, 48), False, "layer 'x'")
+    with pytest.raises(ValueError, match="reads 1 channel"):
+        session.check_model_input(model.jungle_, "channels", (12, 48, 48, 2), False, "x")

@@ -9,8 +9,9 @@ from .scenes import stripes_and_checks, strokes
 napari = pytest.importorskip("napari")
 
 
-@pytest.fixture
-def viewer_and_widget(make_napari_viewer, monkeypatch):
+def docked_widget(make_napari_viewer, monkeypatch):
+    """A viewer with the widget docked (3 DAGs, M = 32, depth 8) and the list its error
+    notifications go to."""
     from napari_plugin import _widget
 
     errors = []
@@ -21,6 +22,11 @@ def viewer_and_widget(make_napari_viewer, monkeypatch):
     widget.n_estimators.value, widget.width_m.value, widget.max_depth.value = 3, 32, 8
     widget.max_offset.value = 8
     return viewer, widget, errors
+
+
+@pytest.fixture
+def viewer_and_widget(make_napari_viewer, monkeypatch):
+    return docked_widget(make_napari_viewer, monkeypatch)
 
 
 def test_spin_box_ranges_come_from_the_declared_constraints(viewer_and_widget):

@@ -38,3 +38,17 @@ def test_sampling_is_deterministic_and_errors_are_named(labels):
         sample_pixels(labels, [0, 1], "stratified")
     with pytest.raises(ValueError, match="no labelled pixels"):
         sample_pixels(labels, [7])
+
+
+def test_label_values_and_sparse_volumes():
+    from jungleseg.segmentation._sampling import label_values
+
+    paint = np.zeros((6, 20, 30), np.uint8)
+    paint[2, 3:5, 4:9] = 2
+    paint[4, 10, 10:20] = 5
+    np.testing.assert_array_equal(label_values(paint), [0, 2, 5])
+    np.testing.assert_array_equal(label_values(np.full((3, 3), 7, np.int16)), [7])
+    samples = sample_pixels([paint], np.array([2, 5]), "all", ignore=(0,))
+    assert len(samples) == 20
+    z, y = samples.row // 20, samples.row % 20  # row z H + y of a volume
+    np.testing.assert_array_equal(paint[z, y, samples.col], np.array([2, 5])[samples.label])
