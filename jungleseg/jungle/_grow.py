@@ -54,10 +54,12 @@ class GrowParams:
 
 @dataclass
 class GrowStats:
-    """Where training time went, and the objective per level (summed over DAGs)."""
+    """Where training time went, the objective per level (summed over DAGs), and how many
+    (sample, candidate) feature evaluations the split tables took."""
 
     seconds: dict = field(default_factory=lambda: {"features": 0.0, "lsearch": 0.0, "route": 0.0})
     objective: list = field(default_factory=list)
+    evaluations: int = 0
 
 
 @njit(cache=True)
@@ -175,6 +177,8 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
             samples.col, label, store, unclamped, kinds, cand_params, n_drawn, p.seed, dags,
             positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, hist[nodes], keep_table,
             p.min_samples_leaf, phi_table, p.criterion)
+        sizes = start[nodes + 1] - start[nodes]
+        stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
         best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
         ok = np.isfinite(best_cost)
         if not ok.all():  # no valid split: these nodes stay leaves
