@@ -19,10 +19,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .._rng import derive
+from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features._kernels import draw_candidates, sample_response
 from ._criterion import make_phi_table
 from ._dag import DAG
@@ -110,17 +112,29 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
-          params, threshold, left, right, n_entries):
-    """Send each entry of a split node to its left or right child (global ids)."""
-    new_node = np.full(n_entries, -1, np.int64)
-    for i in prange(nodes.shape[0]):
-        for q in range(start[nodes[i]], start[nodes[i] + 1]):
-            e = order[q]
-            s = entry_sample[e]
-            v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
-                                unclamped)
-            new_node[e] = left[i] if v < threshold[i] else right[i]
+def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
+          params, threshold, left, right, n_workers):
+    """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
+    if it did not split) to its left or right child (global ids); other entries retire
+    (-1). Entries are visited in entry order, image by image; where an entry goes depends
+    on its own response only."""
+    n = entry_node.shape[0]
+    new_node = np.full(n, -1, np.int64)
+    n_tasks = min(n, n_workers * TASKS_PER_WORKER)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            task = claim(counter)
+            if task >= n_tasks:
+                break
+            for e in range(task * n // n_tasks, (task + 1) * n // n_tasks):
+                if entry_node[e] < 0 or node_row[entry_node[e]] < 0:
+                    continue
+                i = node_row[entry_node[e]]
+                s = entry_sample[e]
+                v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
+                                    unclamped)
+                new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 
 
@@ -152,7 +166,8 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
         t0 = time.perf_counter()
         n_nodes = node_dag.shape[0]
         order, start = group_by_node(entry_node, n_nodes)
-        hist = node_histograms(order, start, entry_sample, entry_weight, label, p.n_classes)
+        with threads(workers_for(order.shape[0])):
+            hist = node_histograms(order, start, entry_sample, entry_weight, label, p.n_classes)
         weight = hist.sum(axis=1)
         splittable = (
             (depth < p.max_depth)
@@ -167,8 +182,9 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
         dag_first = np.searchsorted(node_dag, np.arange(n_dags))
         positions = nodes - dag_first[node_dag[nodes]]
         dags = node_dag[nodes]
-        kinds, cand_params, n_drawn = draw_all(spec, p.seed, dags, positions, depth,
-                                               p.n_candidates, n_params)
+        with threads(workers_for(nodes.size * p.n_candidates * 64)):
+            kinds, cand_params, n_drawn = draw_all(spec, p.seed, dags, positions, depth,
+                                                   p.n_candidates, n_params)
         n_children = level_width(p.schedule, p.max_width, depth + 1)
         most_parents = int(np.bincount(dags, minlength=n_dags).max())
         keep_table = n_children < 2 * most_parents  # some DAG must merge: LSearch
@@ -185,8 +201,8 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
             nodes, dags, kinds, cand_params, thresholds, best_k, best_t, best_cost = (
                 a[ok] for a in (nodes, dags, kinds, cand_params, thresholds, best_k, best_t,
                                 best_cost))
-            if keep_table:
-                table, wl, tree_cost = table[ok], wl[ok], tree_cost[ok]
+            if keep_table:  # in place: no second copy of the largest arrays
+                table, wl, tree_cost = (_kept_rows(a, ok) for a in (table, wl, tree_cost))
         t1 = time.perf_counter()
         stats.seconds["features"] += t1 - t0
         if nodes.size == 0:
@@ -214,9 +230,12 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
         kind_chosen = kinds[rows, k]
         params_chosen = cand_params[rows, k]
         thr_chosen = thresholds[rows, k, t]
-        entry_node = route(nodes, order, start, entry_sample, samples.image, samples.row,
-                           samples.col, store, unclamped, kind_chosen, params_chosen,
-                           thr_chosen, left_id, right_id, entry_node.shape[0])
+        node_row = np.full(n_nodes, -1, np.int64)
+        node_row[nodes] = rows
+        with threads(workers_for(entry_node.shape[0])):
+            entry_node = route(entry_node, node_row, entry_sample, samples.image, samples.row,
+                               samples.col, store, unclamped, kind_chosen, params_chosen,
+                               thr_chosen, left_id, right_id, numba.get_num_threads())
         level["split"][nodes] = True
         level.update(nodes=nodes, kind=kind_chosen, params=params_chosen,
                      threshold=thr_chosen, left=left_id, right=right_id)
@@ -225,6 +244,14 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
         if progress is not None:
             progress(depth, int(used.size))
     return _assemble(levels, n_dags, n_params, p.n_classes), stats
+
+
+def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``array[keep]`` for a boolean ``keep``, moved to the front of ``array`` in place."""
+    for j, i in enumerate(np.flatnonzero(keep)):
+        if i != j:
+            array[j] = array[i]
+    return array[:int(keep.sum())]
 
 
 def _assemble(levels: list[dict], n_dags: int, n_params: int, n_classes: int) -> list[DAG]:
