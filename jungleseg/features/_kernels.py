@@ -66,30 +66,42 @@ def pixel_value(store, image, row, col, channel):
 
 
 @njit(cache=True, inline="always")
-def _depth_probe(store, image, row, col):
-    if row < 0 or row >= store[2][image] or col < 0 or col >= store[3][image]:
-        return DEPTH_FAR
-    d = pixel_value(store, image, row, col, 0)
-    return d if d > 0 else DEPTH_FAR
+def at_sample(store, image, row, col):
+    """What every response at one sample reads, read once so that a sample's many
+    candidates share it: ``(image, row, col, pixel index, channel 0 there, height, width,
+    row stride, plane size, image origin)``."""
+    pixels, origin, height, width, stride, plane, _, _ = store
+    pixel = origin[image] + row * stride[image] + col
+    return (image, row, col, pixel, pixels[np.uint64(pixel)], height[image], width[image],
+            stride[image], plane[image], origin[image])
 
 
 @njit(cache=True, inline="always")
-def _clamped_value(store, image, row, col, channel):
-    row = min(max(row, 0), store[2][image] - 1)
-    col = min(max(col, 0), store[3][image] - 1)
-    return pixel_value(store, image, row, col, channel)
+def _depth_probe(pixels, at, row, col):
+    """Depth at (row, col), ``DEPTH_FAR`` off the image, on background or invalid depth.
+    Without branches: probes land on and off the body unpredictably."""
+    _, _, _, _, _, height, width, stride, _, origin = at
+    inside = (row >= 0) & (row < height) & (col >= 0) & (col < width)
+    d = pixels[np.uint64(origin + (row * stride + col if inside else 0))]
+    return d if inside & (d > 0) else DEPTH_FAR
 
 
 @njit(cache=True, inline="always")
-def _box_mean(store, image, row, col, channel, half_r, half_c):
+def _clamped_value(pixels, at, row, col, channel):
+    _, _, _, _, _, height, width, stride, plane, origin = at
+    row = min(max(row, 0), height - 1)
+    col = min(max(col, 0), width - 1)
+    return pixels[np.uint64(origin + channel * plane + row * stride + col)]
+
+
+@njit(cache=True, inline="always")
+def _box_mean(integral, integral_offset, at, row, col, channel, half_r, half_c):
     """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
 
     Integral images are (H + 1) x (W + 1) planes per channel:
     ``I[r, c] = sum of the channel over rows < r and columns < c``.
     """
-    _, _, height, width, _, _, integral, integral_offset = store
-    h = height[image]
-    w = width[image]
+    image, _, _, _, _, h, w, _, _, _ = at
     row = min(max(row, 0), h - 1)
     col = min(max(col, 0), w - 1)
     r0 = max(row - half_r, 0)
@@ -123,65 +135,79 @@ def _combine(base, a, b):
 
 
 @njit(cache=True, inline="always")
-def response(kind, params, store, image, row, col):
-    """Feature response of one sample; with :func:`unclamped_response` and
-    :func:`point_response`, the only places a feature reads data."""
+def response_at(kind, params, j, pixels, integral, integral_offset, at, unclamped):
+    """Response of the feature ``(kind, params[j])`` at a sample (``at``:
+    :func:`at_sample`; the other arguments: the store's arrays); with
+    :func:`point_response`, the only place a feature reads data. ``unclamped`` reads a
+    point kind's probes without clamping them to the image: the same on a store padded at
+    least as far as the probes reach, and cheaper (see :func:`point_probe_steps` for
+    traversal).
+
+    The store's arrays come apart and the parameters as a row of a 2-D array, not as a
+    tuple and a view: inside a sample's loop over candidates, views and tuples of arrays
+    would take reference counts on every call."""
+    _, row, col, pixel, centre, _, _, stride, plane, _ = at
     if kind == KIND_TABULAR:
-        return pixel_value(store, image, row, col, int(params[0]))
+        return pixels[np.uint64(pixel + int(params[j, 0]) * plane)]
     if kind == KIND_DEPTH:
-        d = pixel_value(store, image, row, col, 0)
-        if d <= 0:  # not a foreground pixel: never sampled, but keep reads in bounds
-            d = DEPTH_FAR
-        a = _depth_probe(store, image, row + _round(params[0] / d), col + _round(params[1] / d))
-        b = _depth_probe(store, image, row + _round(params[2] / d), col + _round(params[3] / d))
+        d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
+        a = _depth_probe(pixels, at, row + _round(params[j, 0] / d),
+                         col + _round(params[j, 1] / d))
+        b = _depth_probe(pixels, at, row + _round(params[j, 2] / d),
+                         col + _round(params[j, 3] / d))
         return a - b
-    r1 = row + int(params[0])
-    c1 = col + int(params[1])
-    r2 = row + int(params[2])
-    c2 = col + int(params[3])
+    if unclamped:
+        first, second = _probe_steps(params, j, stride, plane)
+        a = pixels[np.uint64(pixel + first)]
+        if kind == KIND_VALUE:
+            return a
+        return _combine(kind, a, pixels[np.uint64(pixel + second)])
+    r1 = row + int(params[j, 0])
+    c1 = col + int(params[j, 1])
+    r2 = row + int(params[j, 2])
+    c2 = col + int(params[j, 3])
     if kind >= KIND_BOX_VALUE:
-        half_r = int(params[6])
-        half_c = int(params[7])
-        a = _box_mean(store, image, r1, c1, int(params[4]), half_r, half_c)
+        half_r = int(params[j, 6])
+        half_c = int(params[j, 7])
+        a = _box_mean(integral, integral_offset, at, r1, c1, int(params[j, 4]), half_r, half_c)
         if kind == KIND_BOX_VALUE:
             return a
-        b = _box_mean(store, image, r2, c2, int(params[5]), half_r, half_c)
+        b = _box_mean(integral, integral_offset, at, r2, c2, int(params[j, 5]), half_r, half_c)
         return _combine(kind - _BOX_SHIFT, a, b)
-    a = _clamped_value(store, image, r1, c1, int(params[4]))
+    a = _clamped_value(pixels, at, r1, c1, int(params[j, 4]))
     if kind == KIND_VALUE:
         return a
-    b = _clamped_value(store, image, r2, c2, int(params[5]))
+    b = _clamped_value(pixels, at, r2, c2, int(params[j, 5]))
     return _combine(kind, a, b)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
+def response(kind, params, store, image, row, col):
+    """Feature response of one sample, parameters a 1-D row (:func:`response_at`,
+    clamped)."""
+    return sample_response(kind, params.reshape(1, -1), 0, store, image, row, col, False)
+
+
+@njit(cache=True)
 def unclamped_response(kind, params, store, image, row, col):
     """:func:`response` of a point kind, its probes read without clamping them to the
-    image: the same on a store padded at least as far as the probes reach, and cheaper
-    (training reads probes at scattered samples; see :func:`point_probe_steps` for
-    traversal)."""
-    pixels, origin, _, _, stride, plane, _, _ = store
-    pixel = origin[image] + row * stride[image] + col
-    first, second = _probe_steps(params, stride[image], plane[image])
-    a = pixels[np.uint64(pixel + first)]
-    if kind == KIND_VALUE:
-        return a
-    return _combine(kind, a, pixels[np.uint64(pixel + second)])
+    image: the same on a store padded at least as far as the probes reach."""
+    return sample_response(kind, params.reshape(1, -1), 0, store, image, row, col, True)
 
 
 @njit(cache=True, inline="always")
-def _probe_steps(params, stride, plane):
+def _probe_steps(params, j, stride, plane):
     """How far a point kind's two probes lie from its pixel in a store's flat pixels."""
-    return (int(params[4]) * plane + int(params[0]) * stride + int(params[1]),
-            int(params[5]) * plane + int(params[2]) * stride + int(params[3]))
+    return (int(params[j, 4]) * plane + int(params[j, 0]) * stride + int(params[j, 1]),
+            int(params[j, 5]) * plane + int(params[j, 2]) * stride + int(params[j, 3]))
 
 
 @njit(cache=True, inline="always")
-def sample_response(kind, params, store, image, row, col, unclamped):
-    """:func:`unclamped_response` if ``unclamped``, else :func:`response`."""
-    if unclamped:
-        return unclamped_response(kind, params, store, image, row, col)
-    return response(kind, params, store, image, row, col)
+def sample_response(kind, params, j, store, image, row, col, unclamped):
+    """:func:`response_at` of one feature at one sample, from the store tuple."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    return response_at(kind, params, j, pixels, integral, integral_offset,
+                       at_sample(store, image, row, col), unclamped)
 
 
 @njit(cache=True)
@@ -198,7 +224,7 @@ def point_probe_steps(kind, params, store, image):
     second = np.zeros(kind.shape[0], np.uint64)
     for i in range(kind.shape[0]):
         if KIND_VALUE <= kind[i] <= KIND_ABSDIFF:
-            a, b = _probe_steps(params[i], stride[image], plane[image])
+            a, b = _probe_steps(params, i, stride[image], plane[image])
             first[i], second[i] = np.uint64(a), np.uint64(b)
     return first, second
 

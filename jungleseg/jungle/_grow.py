@@ -25,7 +25,7 @@ from numba import njit, prange
 
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
-from ..features._kernels import draw_candidates, sample_response
+from ..features._kernels import at_sample, draw_candidates, response_at
 from ._criterion import make_phi_table
 from ._dag import DAG
 from ._entries import Entries
@@ -118,6 +118,7 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     if it did not split) to its left or right child (global ids); other entries retire
     (-1). Entries are visited in entry order, image by image; where an entry goes depends
     on its own response only."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
@@ -132,8 +133,8 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
                     continue
                 i = node_row[entry_node[e]]
                 s = entry_sample[e]
-                v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
-                                    unclamped)
+                v = response_at(kind[i], params, i, pixels, integral, integral_offset,
+                                at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
                 new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 

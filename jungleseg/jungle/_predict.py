@@ -2,19 +2,21 @@
 import numpy as np
 from numba import njit, prange
 
-from ..features._kernels import point_probe_steps, point_response, response
+from ..features._kernels import at_sample, point_probe_steps, point_response, response_at
 
 
 @njit(cache=True, inline="always")
 def _accumulate(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
                 store, image, row, col, out):
     """Add every DAG's leaf distribution for one pixel to ``out`` (in DAG order)."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    at = at_sample(store, image, row, col)
     for g in range(node_start.shape[0] - 1):
         base = node_start[g]
         node = 0
         while left[base + node] >= 0:
             i = base + node
-            v = response(kind[i], params[i], store, image, row, col)
+            v = response_at(kind[i], params, i, pixels, integral, integral_offset, at, False)
             node = left[i] if v < threshold[i] else right[i]
         leaf = leaf_start[g] - 1 - left[base + node]
         for c in range(leaf_value.shape[1]):
@@ -61,7 +63,7 @@ def predict_image(node_start, leaf_start, kind, params, threshold, left, right, 
     Node and probe indices are unsigned, so that Numba skips its negative-index
     wraparound test on every read.
     """
-    pixels, origin, height, width, stride, _, _, _ = store
+    pixels, origin, height, width, stride, _, integral, integral_offset = store
     h = height[image]
     w = width[image]
     n_direct = kind.shape[0] if direct else 0  # the clamped path needs no steps
@@ -90,7 +92,9 @@ def predict_image(node_start, leaf_start, kind, params, threshold, left, right, 
                             p = row_start + np.uint64(j)
                             v = point_response(kind[i], pixels, p + first[i], p + second[i])
                         else:
-                            v = response(kind[i], params[i], store, image, r, c0 + j)
+                            v = response_at(kind[i], params, i, pixels, integral,
+                                            integral_offset, at_sample(store, image, r, c0 + j),
+                                            False)
                         node[j] = left[i] if v < threshold[i] else right[i]
                         active = True
             for j in range(n):

@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from .._rng import advance, derive, next_below, next_uniform
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
-from ..features._kernels import sample_response
+from ..features._kernels import at_sample, response_at
 from ._criterion import g_of, phi
 
 THRESHOLD_STREAM = 3
@@ -71,18 +71,15 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
 
 
 @njit(cache=True, inline="always")
-def _bin(thresholds, i, k, n_thr, v):
-    """How many of node i's candidate k's sorted thresholds are <= v (NumPy's
-    ``searchsorted(..., side='right')``): v goes left of threshold t iff t >= the bin."""
-    lo = 0
-    hi = n_thr
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if thresholds[i, k, mid] <= v:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _bin(thresholds, i, k, v):
+    """How many of node i's candidate k's thresholds are <= v, i.e. NumPy's
+    ``searchsorted(..., side='right')`` over the sorted thresholds (the unused ones are NaN
+    and never count): v goes left of threshold t iff t >= this bin. A count rather than a
+    search: it has no branch to mispredict, and it vectorises."""
+    t = 0
+    for j in range(thresholds.shape[2]):
+        t += thresholds[i, k, j] <= v
+    return t
 
 
 @njit(cache=True)
@@ -239,7 +236,10 @@ def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, n_sub, val_of
                          store, unclamped, kinds, params, values, n_workers):
     """Pass 1: the responses thresholds are drawn from, entry by entry in entry order;
     a small node's entry q writes all its candidates at ``val_off + q * n_drawn``, a large
-    node's entry its drawn (candidate, draw) pairs at ``val_off + pair``."""
+    node's entry its drawn (candidate, draw) pairs at ``val_off + pair``. Candidate k of
+    node row i has parameters ``params[i * n_candidates + k]``."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    n_cand = kinds.shape[1]
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
         while True:
@@ -250,19 +250,21 @@ def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, n_sub, val_of
                 i = rows[x]
                 q = pos[x]
                 s = entry_sample[entries[x]]
-                im, r, c = s_image[s], s_row[s], s_col[s]
+                at = at_sample(store, s_image[s], s_row[s], s_col[s])
                 if big[i]:
                     first = pair_start[pos_off[i] + q]
                     last = pair_start[pos_off[i] + q + 1]
                     for p in range(first, last):
                         k = pair_dest[pair_off[i] + p] // n_sub
-                        values[val_off[i] + p] = sample_response(kinds[i, k], params[i, k], store,
-                                                                 im, r, c, unclamped)
+                        values[val_off[i] + p] = response_at(
+                            kinds[i, k], params, i * n_cand + k, pixels, integral,
+                            integral_offset, at, unclamped)
                 else:
                     base = val_off[i] + q * n_drawn[i]
                     for k in range(n_drawn[i]):
-                        values[base + k] = sample_response(kinds[i, k], params[i, k], store, im,
-                                                           r, c, unclamped)
+                        values[base + k] = response_at(kinds[i, k], params, i * n_cand + k,
+                                                       pixels, integral, integral_offset, at,
+                                                       unclamped)
 
 
 @njit(cache=True, inline="always")
@@ -273,7 +275,7 @@ def _count_sample(counts, layout, column_base, n_k, thresholds, n_thr, i, respon
     for k in range(n_k):
         m_k = n_thr[i, k]
         if m_k > 0:
-            t = _bin(thresholds, i, k, m_k, responses[base + k])
+            t = _bin(thresholds, i, k, responses[base + k])
             if t < m_k:
                 counts[column_base + k * sk + t * st] += w
 
@@ -395,6 +397,8 @@ def _evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample
                     s_row, s_col, store, unclamped, kinds, params, n_thr, buffer, n_workers):
     """Pass 2 evaluation, in entry order: every candidate (with thresholds) of each batch
     entry, written at ``buffer[slot * stride:]``."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    n_cand = kinds.shape[1]
     counter = np.zeros(1, np.int64)
     n = batch.shape[0]
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
@@ -407,12 +411,13 @@ def _evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample
                 x = batch[y]
                 i = rows[x]
                 s = entry_sample[entries[x]]
-                im, r, c = s_image[s], s_row[s], s_col[s]
+                at = at_sample(store, s_image[s], s_row[s], s_col[s])
                 base = slot_of[y] * stride
                 for k in range(n_drawn[i]):
                     if n_thr[i, k] > 0:
-                        buffer[base + k] = sample_response(kinds[i, k], params[i, k], store, im,
-                                                           r, c, unclamped)
+                        buffer[base + k] = response_at(kinds[i, k], params, i * n_cand + k,
+                                                       pixels, integral, integral_offset, at,
+                                                       unclamped)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -498,6 +503,7 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     tree_cost = np.full((n_kept, n_cand, n_t), np.inf)
     cand_t = np.full((n, n_cand), -1, np.int64)
     cand_cost = np.full((n, n_cand), np.inf)
+    params = np.ascontiguousarray(params).reshape(n * n_cand, -1)  # row i * n_cand + k
     lo = start[nodes]
     size = start[nodes + 1] - lo
     n_drawn = np.asarray(n_drawn, np.int64)
