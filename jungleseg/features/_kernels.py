@@ -87,14 +87,6 @@ def _depth_probe(pixels, at, row, col):
 
 
 @njit(cache=True, inline="always")
-def _clamped_value(pixels, at, row, col, channel):
-    _, _, _, _, _, height, width, stride, plane, origin = at
-    row = min(max(row, 0), height - 1)
-    col = min(max(col, 0), width - 1)
-    return pixels[np.uint64(origin + channel * plane + row * stride + col)]
-
-
-@njit(cache=True, inline="always")
 def _box_mean(integral, integral_offset, at, row, col, channel, half_r, half_c):
     """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
 
@@ -135,50 +127,92 @@ def _combine(base, a, b):
 
 
 @njit(cache=True, inline="always")
-def response_at(kind, params, j, pixels, integral, integral_offset, at, unclamped):
-    """Response of the feature ``(kind, params[j])`` at a sample (``at``:
-    :func:`at_sample`; the other arguments: the store's arrays); with
-    :func:`point_response`, the only place a feature reads data. ``unclamped`` reads a
-    point kind's probes without clamping them to the image: the same on a store padded at
-    least as far as the probes reach, and cheaper (see :func:`point_probe_steps` for
-    traversal).
+def _tabular_response(params, j, pixels, at):
+    return pixels[np.uint64(at[3] + int(params[j, 0]) * at[8])]
 
-    The store's arrays come apart and the parameters as a row of a 2-D array, not as a
-    tuple and a view: inside a sample's loop over candidates, views and tuples of arrays
-    would take reference counts on every call."""
-    _, row, col, pixel, centre, _, _, stride, plane, _ = at
-    if kind == KIND_TABULAR:
-        return pixels[np.uint64(pixel + int(params[j, 0]) * plane)]
+
+@njit(cache=True, inline="always")
+def _depth_response(params, j, pixels, at):
+    _, row, col, _, centre, _, _, _, _, _ = at
+    d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
+    return (_depth_probe(pixels, at, row + _round(params[j, 0] / d), col + _round(params[j, 1] / d))
+            - _depth_probe(pixels, at, row + _round(params[j, 2] / d),
+                           col + _round(params[j, 3] / d)))
+
+
+@njit(cache=True, inline="always")
+def _clamped_index(at, row, col, channel):
+    _, _, _, _, _, height, width, stride, plane, origin = at
+    row = min(max(row, 0), height - 1)
+    col = min(max(col, 0), width - 1)
+    return origin + channel * plane + row * stride + col
+
+
+@njit(cache=True, inline="always")
+def _point_response(kind, params, j, pixels, at, unclamped):
+    """Both probes are read whatever the kind (a value kind ignores the second), and
+    clamped or not is a select: no branch between reads of ``pixels``."""
+    _, row, col, pixel, _, _, _, stride, plane, _ = at
+    first, second = _probe_steps(params, j, stride, plane)
+    a = _clamped_index(at, row + int(params[j, 0]), col + int(params[j, 1]), int(params[j, 4]))
+    b = _clamped_index(at, row + int(params[j, 2]), col + int(params[j, 3]), int(params[j, 5]))
+    return _combine(kind, pixels[np.uint64(pixel + first if unclamped else a)],
+                    pixels[np.uint64(pixel + second if unclamped else b)])
+
+
+@njit(cache=True, inline="always")
+def _box_response(kind, params, j, integral, integral_offset, at):
+    _, row, col, _, _, _, _, _, _, _ = at
+    half_r = int(params[j, 6])
+    half_c = int(params[j, 7])
+    a = _box_mean(integral, integral_offset, at, row + int(params[j, 0]), col + int(params[j, 1]),
+                  int(params[j, 4]), half_r, half_c)
+    b = _box_mean(integral, integral_offset, at, row + int(params[j, 2]), col + int(params[j, 3]),
+                  int(params[j, 5]), half_r, half_c)
+    return _combine(kind - _BOX_SHIFT, a, b)
+
+
+@njit(cache=True, inline="always")
+def response_rows(kinds, params, i, candidates, pixels, integral, integral_offset, at,
+                  unclamped, out, start):
+    """Responses of node row i's ``candidates`` (indices k: kind ``kinds[i, k]``,
+    parameters ``params[i * n_candidates + k]``) at one sample (``at``: :func:`at_sample`;
+    the arrays: the store's), written to ``out[start:]``; the one place features read
+    data with :func:`response_at` and :func:`point_response`.
+
+    Each kind reads through its own small function whose arrays are used on every path;
+    the choice of kind is made here, in the loop. Written otherwise (arrays passed into a
+    function that reads them on some paths only), Numba takes a reference on every array
+    at every call, which costs more than the response."""
+    n_cand = kinds.shape[1]
+    for q in range(candidates.shape[0]):
+        k = candidates[q]
+        kind = kinds[i, k]
+        j = i * n_cand + k
+        if kind == KIND_DEPTH:
+            v = _depth_response(params, j, pixels, at)
+        elif kind == KIND_TABULAR:
+            v = _tabular_response(params, j, pixels, at)
+        elif kind >= KIND_BOX_VALUE:
+            v = _box_response(kind, params, j, integral, integral_offset, at)
+        else:
+            v = _point_response(kind, params, j, pixels, at, unclamped)
+        out[start + q] = v
+
+
+@njit(cache=True)
+def response_at(kind, params, j, pixels, integral, integral_offset, at, unclamped):
+    """Response of one feature ``(kind, params[j])`` at a sample (see
+    :func:`response_rows`; ``unclamped`` reads a point kind's probes without clamping them
+    to the image: the same on a store padded at least as far as the probes reach, and
+    cheaper)."""
     if kind == KIND_DEPTH:
-        d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
-        a = _depth_probe(pixels, at, row + _round(params[j, 0] / d),
-                         col + _round(params[j, 1] / d))
-        b = _depth_probe(pixels, at, row + _round(params[j, 2] / d),
-                         col + _round(params[j, 3] / d))
-        return a - b
-    if unclamped:
-        first, second = _probe_steps(params, j, stride, plane)
-        a = pixels[np.uint64(pixel + first)]
-        if kind == KIND_VALUE:
-            return a
-        return _combine(kind, a, pixels[np.uint64(pixel + second)])
-    r1 = row + int(params[j, 0])
-    c1 = col + int(params[j, 1])
-    r2 = row + int(params[j, 2])
-    c2 = col + int(params[j, 3])
+        return _depth_response(params, j, pixels, at)
+    if kind == KIND_TABULAR:
+        return _tabular_response(params, j, pixels, at)
     if kind >= KIND_BOX_VALUE:
-        half_r = int(params[j, 6])
-        half_c = int(params[j, 7])
-        a = _box_mean(integral, integral_offset, at, r1, c1, int(params[j, 4]), half_r, half_c)
-        if kind == KIND_BOX_VALUE:
-            return a
-        b = _box_mean(integral, integral_offset, at, r2, c2, int(params[j, 5]), half_r, half_c)
-        return _combine(kind - _BOX_SHIFT, a, b)
-    a = _clamped_value(pixels, at, r1, c1, int(params[j, 4]))
-    if kind == KIND_VALUE:
-        return a
-    b = _clamped_value(pixels, at, r2, c2, int(params[j, 5]))
-    return _combine(kind, a, b)
+        return _box_response(kind, params, j, integral, integral_offset, at)
+    return _point_response(kind, params, j, pixels, at, unclamped)
 
 
 @njit(cache=True)

@@ -32,7 +32,7 @@ from numba import njit, prange
 
 from .._rng import advance, derive, next_below, next_uniform
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
-from ..features._kernels import at_sample, response_at
+from ..features._kernels import at_sample, response_rows
 from ._criterion import g_of, phi
 
 THRESHOLD_STREAM = 3
@@ -80,6 +80,43 @@ def _bin(thresholds, i, k, v):
     for j in range(thresholds.shape[2]):
         t += thresholds[i, k, j] <= v
     return t
+
+
+@njit(cache=True, inline="always")
+def _sort(values, keys, spare, counts):
+    """Sort float32 ``values`` in place: a radix sort of their bits made order-preserving
+    (negative values flipped whole, positive ones given the sign bit), 8 bits a pass,
+    skipping passes where every key has the same digit; several times faster than a
+    comparison sort on a few hundred values, and the same order (0 and -0, the only
+    equal values with different bits, end up with -0 first, which no threshold can
+    tell apart)."""
+    n = values.shape[0]
+    bits = values.view(np.uint32)
+    for q in range(n):
+        x = bits[q]
+        keys[q] = ~x if x >> np.uint32(31) else x | np.uint32(0x80000000)
+    src = keys[:n]
+    dst = spare[:n]
+    for shift in range(0, 32, 8):
+        sh = np.uint32(shift)
+        counts[:] = 0
+        for q in range(n):
+            counts[(src[q] >> sh) & np.uint32(255)] += 1
+        if counts[(src[0] >> sh) & np.uint32(255)] == n:
+            continue  # every key has this digit: nothing moves
+        acc = 0
+        for b in range(256):
+            c = counts[b]
+            counts[b] = acc
+            acc += c
+        for q in range(n):
+            d = (src[q] >> sh) & np.uint32(255)
+            dst[counts[d]] = src[q]
+            counts[d] += 1
+        src, dst = dst, src
+    for q in range(n):
+        x = src[q]
+        bits[q] = x & np.uint32(0x7FFFFFFF) if x >> np.uint32(31) else ~x
 
 
 @njit(cache=True)
@@ -195,11 +232,11 @@ def _split_by_cost(cost, n_tasks):
 
 @njit(parallel=True, cache=True, nogil=True)
 def _draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
-                     pos_off, pair_off, pair_start, pair_dest, n_workers):
+                     pos_off, pair_off, pair_start, pair_k, pair_draw, n_workers):
     """For each node with more than ``n_sub`` entries, the subsample draws of all its
     candidates grouped by entry: entry q's draws are ``pair_start[pos_off + q]`` to
-    ``pair_start[pos_off + q + 1]``, and ``pair_dest`` says which (candidate, draw) each
-    one is (``k * n_sub + draw``)."""
+    ``pair_start[pos_off + q + 1]``, and ``pair_k``, ``pair_draw`` say which candidate and
+    which of its draws each one is."""
     counter = np.zeros(1, np.int64)
     largest = 0
     for t in range(big_rows.shape[0]):
@@ -226,20 +263,21 @@ def _draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_su
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
                 for r in range(n_sub):
                     state, j = next_below(state, sz)
-                    pair_dest[pair_off[i] + cursor[j]] = k * n_sub + r
+                    pair_k[pair_off[i] + cursor[j]] = k
+                    pair_draw[pair_off[i] + cursor[j]] = r
                     cursor[j] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, n_sub, val_off, pos_off,
-                         pair_off, pair_start, pair_dest, entry_sample, s_image, s_row, s_col,
-                         store, unclamped, kinds, params, values, n_workers):
+def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_off, pair_off,
+                         pair_start, pair_k, entry_sample, s_image, s_row, s_col, store,
+                         unclamped, kinds, params, values, n_workers):
     """Pass 1: the responses thresholds are drawn from, entry by entry in entry order;
     a small node's entry q writes all its candidates at ``val_off + q * n_drawn``, a large
-    node's entry its drawn (candidate, draw) pairs at ``val_off + pair``. Candidate k of
-    node row i has parameters ``params[i * n_candidates + k]``."""
+    node's entry its drawn pairs at ``val_off + pair``. Candidate k of node row i has
+    parameters ``params[i * n_candidates + k]``."""
     pixels, _, _, _, _, _, integral, integral_offset = store
-    n_cand = kinds.shape[1]
+    every = np.arange(kinds.shape[1])
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
         while True:
@@ -252,19 +290,15 @@ def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, n_sub, val_of
                 s = entry_sample[entries[x]]
                 at = at_sample(store, s_image[s], s_row[s], s_col[s])
                 if big[i]:
-                    first = pair_start[pos_off[i] + q]
-                    last = pair_start[pos_off[i] + q + 1]
-                    for p in range(first, last):
-                        k = pair_dest[pair_off[i] + p] // n_sub
-                        values[val_off[i] + p] = response_at(
-                            kinds[i, k], params, i * n_cand + k, pixels, integral,
-                            integral_offset, at, unclamped)
+                    first = pair_off[i] + pair_start[pos_off[i] + q]
+                    last = pair_off[i] + pair_start[pos_off[i] + q + 1]
+                    response_rows(kinds, params, i, pair_k[first:last], pixels, integral,
+                                  integral_offset, at, unclamped, values,
+                                  val_off[i] + first - pair_off[i])
                 else:
-                    base = val_off[i] + q * n_drawn[i]
-                    for k in range(n_drawn[i]):
-                        values[base + k] = response_at(kinds[i, k], params, i * n_cand + k,
-                                                       pixels, integral, integral_offset, at,
-                                                       unclamped)
+                    response_rows(kinds, params, i, every[:n_drawn[i]], pixels, integral,
+                                  integral_offset, at, unclamped, values,
+                                  val_off[i] + q * n_drawn[i])
 
 
 @njit(cache=True, inline="always")
@@ -287,8 +321,8 @@ def _class_base(layout, c, classes):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_dest,
-                values, seed, dags, positions, level, order, entry_sample, entry_weight,
+def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_k,
+                pair_draw, values, seed, dags, positions, level, order, entry_sample, entry_weight,
                 label, P, thresholds, n_thr, counts, count_off, keep_table, table, wl,
                 tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, n_workers):
     """Thresholds of every candidate of node rows ``a:b`` from their subsample responses,
@@ -303,6 +337,9 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
         sub_buf = np.empty(n_cand * n_sub, np.float32)
+        keys = np.empty(n_sub, np.uint32)
+        spare = np.empty(n_sub, np.uint32)
+        digit_counts = np.empty(256, np.int64)
         column = np.empty(n_classes, np.int64)
         classes = np.empty(n_classes, np.int64)
         scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
@@ -322,15 +359,15 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
             m = n_sub if big[i] else sz
             subs = sub_buf[:n_k * m]
             if big[i]:  # back to draw order, as the draws made them
-                for p in range(n_k * n_sub):
-                    subs[pair_dest[pair_off[i] + p]] = values[val_off[i] + p]
+                for p in range(pair_off[i], pair_off[i] + n_k * n_sub):
+                    subs[pair_k[p] * n_sub + pair_draw[p]] = values[val_off[i] + p - pair_off[i]]
             else:
                 for q in range(sz):
                     for k in range(n_k):
                         subs[k * m + q] = values[val_off[i] + q * n_k + k]
             for k in range(n_k):
                 sub = subs[k * m:(k + 1) * m]
-                sub.sort()
+                _sort(sub, keys, spare, digit_counts)
                 if sub[0] == sub[m - 1]:
                     continue  # constant on the subsample: no useful threshold
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
@@ -394,11 +431,11 @@ def _batch_slots(batch, rows, big_rows, row_rank):
 
 @njit(parallel=True, cache=True, nogil=True)
 def _evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample, s_image,
-                    s_row, s_col, store, unclamped, kinds, params, n_thr, buffer, n_workers):
-    """Pass 2 evaluation, in entry order: every candidate (with thresholds) of each batch
-    entry, written at ``buffer[slot * stride:]``."""
+                    s_row, s_col, store, unclamped, kinds, params, buffer, n_workers):
+    """Pass 2 evaluation, in entry order: every candidate of each batch entry, written at
+    ``buffer[slot * stride:]``."""
     pixels, _, _, _, _, _, integral, integral_offset = store
-    n_cand = kinds.shape[1]
+    every = np.arange(kinds.shape[1])
     counter = np.zeros(1, np.int64)
     n = batch.shape[0]
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
@@ -411,13 +448,9 @@ def _evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample
                 x = batch[y]
                 i = rows[x]
                 s = entry_sample[entries[x]]
-                at = at_sample(store, s_image[s], s_row[s], s_col[s])
-                base = slot_of[y] * stride
-                for k in range(n_drawn[i]):
-                    if n_thr[i, k] > 0:
-                        buffer[base + k] = response_at(kinds[i, k], params, i * n_cand + k,
-                                                       pixels, integral, integral_offset, at,
-                                                       unclamped)
+                response_rows(kinds, params, i, every[:n_drawn[i]], pixels, integral,
+                              integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
+                              unclamped, buffer, slot_of[y] * stride)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -495,6 +528,8 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     n_classes = P.shape[1]
     n_t = int(n_thresholds)
     n_sub = int(n_subsample)
+    if not 1 <= n_sub <= 1 << 16:
+        raise ValueError(f"n_subsample must be from 1 to 65536, got {n_sub}")
     thresholds = np.full((n, n_cand, n_t), np.nan, np.float32)
     n_thr = np.zeros((n, n_cand), np.int32)
     n_kept = n if keep_table else 0
@@ -511,7 +546,7 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     big = active & (size > n_sub)
     n_values = np.where(active, np.minimum(size, n_sub), 0) * n_drawn
     n_counts = np.where(big & (not keep_table), (P > 0).sum(axis=1) * n_drawn * n_t, 0)
-    nbytes = 4 * n_values + big * (4 * n_values + 8 * (size + 1)) + 4 * n_counts + 24 * size
+    nbytes = 4 * n_values + big * (6 * n_values + 8 * (size + 1)) + 4 * n_counts + 24 * size
     entry_row = np.full(entry_sample.shape[0], -1, np.int64)
     entry_pos = np.empty(entry_sample.shape[0], np.int64)
     for a, b in _waves(nbytes, _WAVE_BYTES):
@@ -523,13 +558,15 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         count_off = _offsets(n_counts, big_rows, n)
         values = np.empty(int(n_values[rows].sum()), np.float32)
         pair_start = np.empty(int((size[big_rows] + 1).sum()), np.int64)
-        pair_dest = np.empty(int(n_values[big_rows].sum()), np.int32)
+        pair_k = np.empty(int(n_values[big_rows].sum()), np.int32)
+        pair_draw = np.empty(pair_k.size, np.uint16)
         counts = np.empty(int(n_counts[big_rows].sum()), np.int32)
         entries, e_rows, e_pos = _wave_entries(order, lo, size, active, a, b, entry_row,
                                                entry_pos)
         with threads(workers_for(n_sub * n_drawn[big_rows].sum())):
             _draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
-                             pos_off, pair_off, pair_start, pair_dest, numba.get_num_threads())
+                             pos_off, pair_off, pair_start, pair_k, pair_draw,
+                             numba.get_num_threads())
         is_big = big[e_rows]
         cost = n_drawn[e_rows]
         at = pos_off[e_rows[is_big]] + e_pos[is_big]
@@ -537,18 +574,17 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         with threads(workers_for(values.size)):
             workers = numba.get_num_threads()
             bounds = _split_by_cost(cost, workers * TASKS_PER_WORKER)
-            _evaluate_subsamples(entries, e_rows, e_pos, bounds, big, n_drawn, n_sub,
-                                 val_off, pos_off, pair_off, pair_start, pair_dest,
-                                 entry_sample, s_image, s_row, s_col, store, unclamped, kinds,
-                                 params, values, workers)
+            _evaluate_subsamples(entries, e_rows, e_pos, bounds, big, n_drawn, val_off,
+                                 pos_off, pair_off, pair_start, pair_k, entry_sample, s_image,
+                                 s_row, s_col, store, unclamped, kinds, params, values, workers)
             _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off,
-                        pair_dest, values, seed, dags, positions, level, order, entry_sample,
+                        pair_k, pair_draw, values, seed, dags, positions, level, order, entry_sample,
                         entry_weight, label, P, thresholds, n_thr, counts, count_off,
                         keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
                         phi_table, criterion, workers)
         if big_rows.size == 0:
             continue
-        del pair_start, pair_dest
+        del pair_start, pair_k, pair_draw
         in_big = np.flatnonzero(is_big)  # pass 2: the large nodes' entries, in entry order
         stride = int(n_drawn[big_rows].max())
         capacity = max(1, values.size // stride)  # the subsample buffer, reused
@@ -561,8 +597,8 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
             with threads(workers_for(batch.size * stride)):
                 workers = numba.get_num_threads()
                 _evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
-                                s_image, s_row, s_col, store, unclamped, kinds, params, n_thr,
-                                values, workers)
+                                s_image, s_row, s_col, store, unclamped, kinds, params, values,
+                                workers)
                 _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, values,
                              thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
                              count_off, bt == n_batches - 1, keep_table, table, wl, tree_cost,
