@@ -7,14 +7,23 @@ claims tasks from a shared counter until none are left (:func:`claim`): a slowed
 simply claims fewer. Tasks write disjoint outputs, so results never depend on which
 worker ran what. Work too small to repay waking a second thread runs on the calling
 thread alone (:func:`workers_for`).
+
+Threads that finish a region wait for the next one passively (``OMP_WAIT_POLICY``, unless
+the caller set it): OpenMP's default spins for a while, and on a machine whose cores are
+all taken a spinning thread takes CPU time from the thread that still has work. This only
+takes effect if Numba's OpenMP runtime starts after this import, as it does when
+jungleseg's kernels are the first parallel code to run.
 """
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numba
 from numba import types
 from numba.extending import intrinsic
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 #: Feature evaluations (or comparable steps) below which a parallel region costs more than
 #: it saves: waking a thread, and on a busy machine waiting for one, takes milliseconds.

@@ -211,10 +211,11 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
         dag_start = np.searchsorted(dags, np.arange(n_dags + 1))
         n_children = min(n_children, 2 * int(np.diff(dag_start).max()))
         if keep_table:
-            k, t, left, right, energy = optimise_level(
-                dag_start, np.arange(n_dags, dtype=np.int64), n_children, table, wl,
-                tree_cost, hist[nodes], best_k, best_t, p.lsearch_steps,
-                p.stochastic, p.seed, depth, phi_table, p.criterion)
+            with threads(workers_for(table.size)):
+                k, t, left, right, energy = optimise_level(
+                    dag_start, np.arange(n_dags, dtype=np.int64), n_children, table, wl,
+                    tree_cost, hist[nodes], best_k, best_t, p.lsearch_steps,
+                    p.stochastic, p.seed, depth, phi_table, p.criterion, numba.get_num_threads())
             stats.objective.append(float(energy.sum()))
         else:  # a tree level: every parent gets two children of its own
             local = np.arange(nodes.size) - dag_start[dags]

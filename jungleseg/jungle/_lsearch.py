@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._rng import derive, next_below
+from .._workers import claim
 from ._criterion import g_of, phi
 
 _LSEARCH_STREAM = 1  # key separating LSearch's random stream from the others
@@ -327,8 +328,9 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
 
 @njit(parallel=True, cache=True, nogil=True)
 def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
-                   max_sweeps, stochastic, seed, level, phi_table, criterion):
-    """LSearch for the level of every DAG at once, one DAG per parallel task.
+                   max_sweeps, stochastic, seed, level, phi_table, criterion, n_workers):
+    """LSearch for the level of every DAG at once, one DAG per task, claimed by
+    ``n_workers`` workers (:mod:`jungleseg._workers`).
 
     Parents of DAG ``g`` are ``dag_start[g]:dag_start[g + 1]``. Returns per parent the
     split (k, t) and edges (l, r) into its DAG's ``n_children`` children, and per DAG
@@ -341,18 +343,33 @@ def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
     r = np.empty(n, np.int64)
     energy = np.zeros(dag_start.shape[0] - 1)
     no_trace = np.zeros(0)
-    for g in prange(dag_start.shape[0] - 1):
-        lo = dag_start[g]
-        hi = dag_start[g + 1]
-        if hi == lo:
-            continue
-        state = derive(seed, dags[g], level, _LSEARCH_STREAM, 0)
-        kg, tg, lg, rg, e, _ = lsearch(table[lo:hi], wl[lo:hi], tree_cost[lo:hi], P[lo:hi],
-                                       best_k[lo:hi], best_t[lo:hi], n_children, max_sweeps,
-                                       stochastic, state, phi_table, criterion, no_trace)
-        k[lo:hi] = kg
-        t[lo:hi] = tg
-        l[lo:hi] = lg
-        r[lo:hi] = rg
-        energy[g] = e
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            g = claim(counter)
+            if g >= dag_start.shape[0] - 1:
+                break
+            _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
+                          best_t, max_sweeps, stochastic, seed, level, phi_table, criterion,
+                          no_trace, k, t, l, r, energy)
     return k, t, l, r, energy
+
+
+@njit(cache=True)
+def _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
+                  max_sweeps, stochastic, seed, level, phi_table, criterion, no_trace, k, t, l,
+                  r, energy):
+    """LSearch for DAG g's parents, results written to its rows of k, t, l, r, energy."""
+    lo = dag_start[g]
+    hi = dag_start[g + 1]
+    if hi == lo:
+        return
+    state = derive(seed, dags[g], level, _LSEARCH_STREAM, 0)
+    kg, tg, lg, rg, e, _ = lsearch(table[lo:hi], wl[lo:hi], tree_cost[lo:hi], P[lo:hi],
+                                   best_k[lo:hi], best_t[lo:hi], n_children, max_sweeps,
+                                   stochastic, state, phi_table, criterion, no_trace)
+    k[lo:hi] = kg
+    t[lo:hi] = tg
+    l[lo:hi] = lg
+    r[lo:hi] = rg
+    energy[g] = e
