@@ -117,7 +117,8 @@ def cmd_segment(args) -> int:
     pixels, start = 0, time.perf_counter()
     for path in files:
         image = _read_image(path, jungle.family)
-        labels, proba = segment(jungle, image, smoothing=args.smoothing)
+        labels, proba = segment(jungle, image, smoothing=args.smoothing,
+                               probabilities=args.probabilities)
         dtype = np.uint8 if labels.max(initial=0) < 256 else np.uint16
         cv2.imwrite(str(out / f"{path.stem}.png"), labels.astype(dtype))
         if args.probabilities:

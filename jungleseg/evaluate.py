@@ -146,7 +146,7 @@ def evaluate_jungle(jungle: Jungle, images, labels, progress: bool = False
     """
     from tqdm import tqdm
 
-    predicted = [segment(jungle, im)[0] for im in tqdm(images, disable=not progress,
+    predicted = [segment(jungle, im, probabilities=False)[0] for im in tqdm(images, disable=not progress,
                                                        leave=False, desc="evaluating")]
     ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
     result = evaluate(labels, predicted, jungle.classes, ignore=ignore)

@@ -16,8 +16,10 @@ class ImageStore:
 
     Image ``i`` takes ``n_channels`` planes of ``(height[i] + 2 pad) x (width[i] + 2 pad)``
     from ``pixels[offset[i]]`` on: the image with a border of ``pad`` pixels that repeat
-    its edge, so a probe up to ``pad`` pixels outside reads what clamping to the border
-    would (traversal then skips the clamping, see :meth:`Jungle.predict_image`).
+    its edge (``border='edge'``), so a probe up to ``pad`` pixels outside reads what
+    clamping to the border would, or that are 0 (``border='zero'``: depth, where a probe
+    off the image reads background); traversal then reads probes at fixed steps from
+    the pixel (see :meth:`Jungle.classify_image`).
     ``integral`` holds, when box features need them, the (H + 1) x (W + 1) float64
     integral image of every channel, planes in channel order, image ``i`` starting at
     ``integral_offset[i]``. Planes, not interleaved channels, so that neighbouring pixels
@@ -32,6 +34,7 @@ class ImageStore:
     integral: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float64))
     integral_offset: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pad: int = 0
+    border: str = "edge"
 
     def as_tuple(self) -> tuple:
         """The form Numba kernels take: ``(pixels, origin, height, width, row_stride,
@@ -63,13 +66,16 @@ class ImageStore:
 
     @classmethod
     def build(cls, shapes, n_channels: int, fill, integral: bool = False,
-              pad: int = 0) -> "ImageStore":
+              pad: int = 0, border: str = "edge") -> "ImageStore":
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
-        repeating its edge, whose channels ``fill(i, planes)`` writes straight into the
-        (n_channels, H, W) view of image ``i`` (no second copy)."""
+        (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)``
+        writes straight into the (n_channels, H, W) view of image ``i`` (no second
+        copy)."""
         pad = int(pad)
         if pad < 0:
             raise ValueError(f"pad must be >= 0, got {pad}")
+        if border not in ("edge", "zero"):
+            raise ValueError(f"border must be 'edge' or 'zero', got {border!r}")
         shapes = [tuple(int(n) for n in shape) for shape in shapes]
         if not shapes:
             raise ValueError("no images to pack")
@@ -82,10 +88,10 @@ class ImageStore:
                     offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
                     height=np.array([h for h, _ in shapes], np.int32),
                     width=np.array([w for _, w in shapes], np.int32),
-                    n_channels=int(n_channels), pad=pad)
+                    n_channels=int(n_channels), pad=pad, border=border)
         for i in range(len(shapes)):
             fill(i, store.planes(i))
-            store._repeat_edges(i)
+            store._fill_border(i)
         return store.with_integrals() if integral else store
 
     def with_integrals(self) -> "ImageStore":
@@ -100,8 +106,8 @@ class ImageStore:
                                                                  p.shape[2] + 1))
         return dataclasses.replace(self, integral=table, integral_offset=integral_offset)
 
-    def _repeat_edges(self, image: int) -> None:
-        """Fill the border of image ``image`` with its edge pixels, as OpenCV's
+    def _fill_border(self, image: int) -> None:
+        """Fill the border of image ``image`` with 0, or with its edge pixels as OpenCV's
         BORDER_REPLICATE does (corners take the corner pixel)."""
         p = self.pad
         if not p:
@@ -110,6 +116,12 @@ class ImageStore:
         start = int(self.offset[image])
         block = self.pixels[start:start + self.n_channels * (h + 2 * p) * (w + 2 * p)].reshape(
             self.n_channels, h + 2 * p, w + 2 * p)
+        if self.border == "zero":
+            block[:, :p] = 0
+            block[:, p + h:] = 0
+            block[:, p:p + h, :p] = 0
+            block[:, p:p + h, p + w:] = 0
+            return
         block[:, p:p + h, :p] = block[:, p:p + h, p:p + 1]
         block[:, p:p + h, p + w:] = block[:, p:p + h, p + w - 1:p + w]
         block[:, :p] = block[:, p:p + 1]

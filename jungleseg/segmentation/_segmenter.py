@@ -226,7 +226,7 @@ class JungleSegmenter(JungleBase):
             One image, as ``fit`` takes them.
         """
         check_is_fitted(self, "jungle_")
-        return segment(self.jungle_, image)[0]
+        return segment(self.jungle_, image, probabilities=False)[0]
 
 
 def _cheap_pad(reach: int | None, images) -> int:
