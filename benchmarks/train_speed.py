@@ -2,7 +2,8 @@
 in the same run, for four workloads.
 
 - ``kinect``: configs/kinect.yaml (3 DAGs, each on its own 1000 rendered frames x 250
-  foreground pixels);
+  foreground pixels), then frames per second segmenting 300 further frames, labels only
+  and with probabilities;
 - ``stanford``: configs/stanford.yaml on the training images of Stanford Background fold 0;
 - ``coins``: the napari preset trained on scribbles of the 1024x1024 coins and the whole
   image segmented, as the widget does (``benchmarks/scribbles.py``);
@@ -145,6 +146,7 @@ def image_workload(name, config, images, labels, threads, channel_axis=None):
     report_peer(f"peer RF({model.n_estimators}, depth 20) ({threads} thr)", features, fit,
                 f"  {len(samples)} pixels")
     print(f"  jungle / peer time: {seconds / (features + fit):.2f}", flush=True)
+    return model
 
 
 def kinect(args, threads):
@@ -158,7 +160,27 @@ def kinect(args, threads):
     depth, labels = CACHE["kinect"]
     config = config.with_overrides({"sampling.images_per_dag": per_dag})
     print(f"kinect: {n} frames 320x240, {per_dag} per DAG", flush=True)
-    image_workload("kinect", config, list(depth), list(labels), threads)
+    model = image_workload("kinect", config, list(depth), list(labels), threads)
+    frames_per_second(model.jungle_, render_frames(100 if args.quick else 300, seed=1)[0])
+
+
+def frames_per_second(jungle, frames) -> None:
+    """Segmentation speed of whole depth frames, labels only and with probabilities, best
+    of three passes (depth conversion, foreground and labelling included)."""
+    from jungleseg import segment
+
+    segment(jungle, frames[0])
+    fg = float(np.mean([np.count_nonzero(f) for f in frames]))
+    for probabilities in (False, True):
+        best = np.inf
+        for _ in range(3):
+            start = time.perf_counter()
+            for frame in frames:
+                segment(jungle, frame, probabilities=probabilities)
+            best = min(best, time.perf_counter() - start)
+        what = "with probabilities" if probabilities else "labels only"
+        print(f"  segment {len(frames)} frames ({fg:.0f} foreground px), {what}: "
+              f"{len(frames) / best:.0f} frames/s", flush=True)
 
 
 def stanford(args, threads):

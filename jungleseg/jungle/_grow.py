@@ -221,6 +221,7 @@ def grow(store: tuple, samples, family, entries: Entries, params: GrowParams,
             local = np.arange(nodes.size) - dag_start[dags]
             k, t, left, right = best_k, best_t, 2 * local, 2 * local + 1
             stats.objective.append(float(best_cost.sum()))
+        del table, wl, tree_cost  # the largest arrays: gone before the next level's
         t2 = time.perf_counter()
         stats.seconds["lsearch"] += t2 - t1
         # children that received samples, numbered by (dag, child) in the next level
