@@ -153,7 +153,7 @@ def kinect(args, threads):
     from jungleseg.datasets.kinect import render_frames
 
     config = load_config(CONFIGS / "kinect.yaml")
-    per_dag = 100 if args.quick else config.sampling["images_per_dag"]
+    per_dag = 100 if args.quick else config.sampling_params["images_per_dag"]
     n = per_dag * config.jungle_params["n_estimators"]
     if "kinect" not in CACHE:
         CACHE["kinect"] = render_frames(n, seed=0)

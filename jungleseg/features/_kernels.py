@@ -173,12 +173,13 @@ def _box_response(kind, params, j, integral, integral_offset, at):
 
 
 @njit(cache=True, inline="always")
-def response_rows(kinds, params, i, candidates, pixels, integral, integral_offset, at,
+def response_rows(kinds, params, i, candidates, shift, pixels, integral, integral_offset, at,
                   unclamped, out, start):
-    """Responses of node row i's ``candidates`` (indices k: kind ``kinds[i, k]``,
-    parameters ``params[i * n_candidates + k]``) at one sample (``at``: :func:`at_sample`;
-    the arrays: the store's), written to ``out[start:]``; the one place features read
-    data with :func:`response_at` and :func:`point_response`.
+    """Responses of node row i's ``candidates`` (``candidates[q] >> shift`` is a candidate
+    index k: kind ``kinds[i, k]``, parameters ``params[i * n_candidates + k]``) at one
+    sample (``at``: :func:`at_sample`; the arrays: the store's), written to
+    ``out[start:]``; the one place features read data with :func:`response_at` and
+    :func:`point_response`.
 
     Each kind reads through its own small function whose arrays are used on every path;
     the choice of kind is made here, in the loop. Written otherwise (arrays passed into a
@@ -186,7 +187,7 @@ def response_rows(kinds, params, i, candidates, pixels, integral, integral_offse
     at every call, which costs more than the response."""
     n_cand = kinds.shape[1]
     for q in range(candidates.shape[0]):
-        k = candidates[q]
+        k = candidates[q] >> shift
         kind = kinds[i, k]
         j = i * n_cand + k
         if kind == KIND_DEPTH:

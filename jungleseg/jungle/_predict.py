@@ -36,7 +36,7 @@ def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, 
             node = 0
             while left[base + node] >= 0:
                 i = base + node
-                response_rows(kind2d, params, i, one, pixels, integral, integral_offset, at,
+                response_rows(kind2d, params, i, one, 0, pixels, integral, integral_offset, at,
                               False, value, 0)
                 node = left[i] if value[0] < threshold[i] else right[i]
             leaf = leaf_start[g] - 1 - left[base + node]
@@ -109,7 +109,7 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                             v = depth_step_response(params, i, pixels, p, stride[image])
                         else:
                             at = at_sample(store, image, index[lo + j] // w, index[lo + j] % w)
-                            response_rows(kind2d, params, i, one, pixels, integral,
+                            response_rows(kind2d, params, i, one, 0, pixels, integral,
                                           integral_offset, at, False, value, 0)
                             v = value[0]
                         node[j] = left[i] if v < threshold[i] else right[i]

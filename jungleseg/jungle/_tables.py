@@ -6,14 +6,14 @@ A candidate's thresholds are drawn at stratified random quantiles of its respons
 random subsample of the node's entries, from a stream keyed by (seed, DAG, level, node,
 candidate), so the tables do not depend on the thread count.
 
-Evaluation order. A level's entries are visited in entry order, which is image order and
-within an image pixel order (samples are drawn that way and entries keep their order),
-and every candidate a sample needs is evaluated while the pixels around it are in cache:
-sample-major, across all the level's nodes at once, so that each image is brought into
-cache once per pass however many nodes its samples have reached. Counting stays cheap
-because it happens apart from evaluation, node by node, where a node's thresholds and
-counts are in cache: a binary search over the candidate's T sorted thresholds and one
-increment. Two passes per level:
+Evaluation order (:mod:`._evaluation`). A level's entries are visited in entry order,
+which is image order and within an image pixel order (samples are drawn that way and
+entries keep their order), and every candidate a sample needs is evaluated while the
+pixels around it are in cache: sample-major, across all the level's nodes at once, so
+that each image is brought into cache once per pass however many nodes its samples have
+reached. Counting stays cheap because it happens apart from evaluation, node by node,
+where a node's thresholds and counts are in cache: a count of the candidate's T sorted
+thresholds below the response, and one increment. Two passes per level:
 
 1. *Subsamples*: the responses thresholds are drawn from (a node's every response when it
    holds at most ``THRESHOLD_SUBSAMPLE`` entries, which also gives its counts; else that
@@ -22,21 +22,22 @@ increment. Two passes per level:
 2. *Counting* (nodes with more entries): batches of entries in entry order evaluate all
    their node's candidates into a buffer, grouped by node; then each node counts its rows.
 
-Nodes are processed in *waves* whose buffers stay within ``_WAVE_BYTES``, so memory
-stays bounded on wide levels. Counts are integers, so the tables are exact whatever the
+Nodes are processed in *waves* whose buffers stay within ``_WAVE_BYTES`` (or the level's
+tables, if larger), so memory stays bounded on wide levels; each wave passes over the
+images once more, so waves are few. Counts are integers, so the tables are exact whatever the
 order, the batching or the thread count.
 """
 import numba
 import numpy as np
 from numba import njit, prange
 
-from .._rng import advance, derive, next_below, next_uniform
+from .._rng import advance, derive, next_uniform
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
-from ..features._kernels import at_sample, response_rows
 from ._criterion import g_of, phi
+from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
+                          evaluate_subsamples, split_by_cost, wave_entries)
 
-THRESHOLD_STREAM = 3
-#: Responses per (node, candidate) among which thresholds are drawn.
+#: Responses per (node, candidate) among which thresholds are drawn (a power of two).
 THRESHOLD_SUBSAMPLE = 256
 _WAVE_BYTES = 64 << 20  # buffers of one wave of nodes: subsample responses, draws, counts
 
@@ -183,124 +184,6 @@ def _at(layout, k, t, c, classes):
     return offset + k * sk + t * st + (classes[c] if full else c) * sc
 
 
-@njit(cache=True)
-def _wave_entries(order, lo, size, active, a, b, entry_row, entry_pos):
-    """The entries of node rows ``a:b`` in entry order, with each one's row and position
-    in its node (``entry_row`` and ``entry_pos`` are scratch, -1 outside the wave)."""
-    n = 0
-    for i in range(a, b):
-        if active[i]:
-            for q in range(size[i]):
-                e = order[lo[i] + q]
-                entry_row[e] = i
-                entry_pos[e] = q
-            n += size[i]
-    entries = np.empty(n, np.int64)
-    rows = np.empty(n, np.int64)
-    pos = np.empty(n, np.int64)
-    x = 0
-    for e in range(entry_row.shape[0]):
-        if entry_row[e] >= 0:
-            entries[x] = e
-            rows[x] = entry_row[e]
-            pos[x] = entry_pos[e]
-            entry_row[e] = -1
-            x += 1
-    return entries, rows, pos
-
-
-@njit(cache=True)
-def _split_by_cost(cost, n_tasks):
-    """Boundaries of ``n_tasks`` consecutive ranges of ``cost`` with about equal sums."""
-    total = 0
-    for x in range(cost.shape[0]):
-        total += cost[x]
-    bounds = np.empty(n_tasks + 1, np.int64)
-    bounds[0] = 0
-    acc = 0
-    task = 1
-    for x in range(cost.shape[0]):
-        acc += cost[x]
-        while task < n_tasks and acc * n_tasks >= total * task:
-            bounds[task] = x + 1
-            task += 1
-    while task <= n_tasks:
-        bounds[task] = cost.shape[0]
-        task += 1
-    return bounds
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
-                     pos_off, pair_off, pair_start, pair_k, pair_draw, n_workers):
-    """For each node with more than ``n_sub`` entries, the subsample draws of all its
-    candidates grouped by entry: entry q's draws are ``pair_start[pos_off + q]`` to
-    ``pair_start[pos_off + q + 1]``, and ``pair_k``, ``pair_draw`` say which candidate and
-    which of its draws each one is."""
-    counter = np.zeros(1, np.int64)
-    largest = 0
-    for t in range(big_rows.shape[0]):
-        largest = max(largest, size[big_rows[t]])
-    for _ in prange(n_workers):
-        cursor = np.empty(largest, np.int64)
-        while True:
-            t = claim(counter)
-            if t >= big_rows.shape[0]:
-                break
-            i = big_rows[t]
-            sz = size[i]
-            starts = pair_start[pos_off[i]:pos_off[i] + sz + 1]
-            starts[:] = 0
-            for k in range(n_drawn[i]):
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                for _r in range(n_sub):
-                    state, j = next_below(state, sz)
-                    starts[j + 1] += 1
-            for q in range(sz):
-                starts[q + 1] += starts[q]
-                cursor[q] = starts[q]
-            for k in range(n_drawn[i]):
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                for r in range(n_sub):
-                    state, j = next_below(state, sz)
-                    pair_k[pair_off[i] + cursor[j]] = k
-                    pair_draw[pair_off[i] + cursor[j]] = r
-                    cursor[j] += 1
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_off, pair_off,
-                         pair_start, pair_k, entry_sample, s_image, s_row, s_col, store,
-                         unclamped, kinds, params, values, n_workers):
-    """Pass 1: the responses thresholds are drawn from, entry by entry in entry order;
-    a small node's entry q writes all its candidates at ``val_off + q * n_drawn``, a large
-    node's entry its drawn pairs at ``val_off + pair``. Candidate k of node row i has
-    parameters ``params[i * n_candidates + k]``."""
-    pixels, _, _, _, _, _, integral, integral_offset = store
-    every = np.arange(kinds.shape[1])
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            task = claim(counter)
-            if task >= bounds.shape[0] - 1:
-                break
-            for x in range(bounds[task], bounds[task + 1]):
-                i = rows[x]
-                q = pos[x]
-                s = entry_sample[entries[x]]
-                at = at_sample(store, s_image[s], s_row[s], s_col[s])
-                if big[i]:
-                    first = pair_off[i] + pair_start[pos_off[i] + q]
-                    last = pair_off[i] + pair_start[pos_off[i] + q + 1]
-                    response_rows(kinds, params, i, pair_k[first:last], pixels, integral,
-                                  integral_offset, at, unclamped, values,
-                                  val_off[i] + first - pair_off[i])
-                else:
-                    response_rows(kinds, params, i, every[:n_drawn[i]], pixels, integral,
-                                  integral_offset, at, unclamped, values,
-                                  val_off[i] + q * n_drawn[i])
-
-
 @njit(cache=True, inline="always")
 def _count_sample(counts, layout, column_base, n_k, thresholds, n_thr, i, responses, base, w):
     """Bin one sample's responses ``responses[base + k]`` and add its weight ``w`` to the
@@ -321,8 +204,8 @@ def _class_base(layout, c, classes):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_k,
-                pair_draw, values, seed, dags, positions, level, order, entry_sample, entry_weight,
+def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_dest,
+                values, seed, dags, positions, level, order, entry_sample, entry_weight,
                 label, P, thresholds, n_thr, counts, count_off, keep_table, table, wl,
                 tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, n_workers):
     """Thresholds of every candidate of node rows ``a:b`` from their subsample responses,
@@ -360,7 +243,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
             subs = sub_buf[:n_k * m]
             if big[i]:  # back to draw order, as the draws made them
                 for p in range(pair_off[i], pair_off[i] + n_k * n_sub):
-                    subs[pair_k[p] * n_sub + pair_draw[p]] = values[val_off[i] + p - pair_off[i]]
+                    subs[pair_dest[p]] = values[val_off[i] + p - pair_off[i]]
             else:
                 for q in range(sz):
                     for k in range(n_k):
@@ -404,53 +287,6 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
             _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
                       wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
                       costs_buf, min_leaf, phi_table, criterion)
-
-
-@njit(cache=True)
-def _batch_slots(batch, rows, big_rows, row_rank):
-    """Pass 2 rows of one batch (wave entry indices, in entry order) grouped by node:
-    ``slot_start[rank]`` to ``slot_start[rank + 1]`` are the slots of the wave's large node
-    of that rank; ``slots`` says which wave entry each slot holds, ``slot_of`` which slot
-    each batch entry has."""
-    n_big = big_rows.shape[0]
-    slot_start = np.zeros(n_big + 1, np.int64)
-    for x in batch:
-        slot_start[row_rank[rows[x]] + 1] += 1
-    for t in range(n_big):
-        slot_start[t + 1] += slot_start[t]
-    fill = slot_start[:-1].copy()
-    slots = np.empty(batch.shape[0], np.int64)
-    slot_of = np.empty(batch.shape[0], np.int64)
-    for y in range(batch.shape[0]):
-        t = row_rank[rows[batch[y]]]
-        slots[fill[t]] = batch[y]
-        slot_of[y] = fill[t]
-        fill[t] += 1
-    return slots, slot_of, slot_start
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample, s_image,
-                    s_row, s_col, store, unclamped, kinds, params, buffer, n_workers):
-    """Pass 2 evaluation, in entry order: every candidate of each batch entry, written at
-    ``buffer[slot * stride:]``."""
-    pixels, _, _, _, _, _, integral, integral_offset = store
-    every = np.arange(kinds.shape[1])
-    counter = np.zeros(1, np.int64)
-    n = batch.shape[0]
-    n_tasks = min(n, n_workers * TASKS_PER_WORKER)
-    for _ in prange(n_workers):
-        while True:
-            task = claim(counter)
-            if task >= n_tasks:
-                break
-            for y in range(task * n // n_tasks, (task + 1) * n // n_tasks):
-                x = batch[y]
-                i = rows[x]
-                s = entry_sample[entries[x]]
-                response_rows(kinds, params, i, every[:n_drawn[i]], pixels, integral,
-                              integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
-                              unclamped, buffer, slot_of[y] * stride)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -528,8 +364,9 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     n_classes = P.shape[1]
     n_t = int(n_thresholds)
     n_sub = int(n_subsample)
-    if not 1 <= n_sub <= 1 << 16:
-        raise ValueError(f"n_subsample must be from 1 to 65536, got {n_sub}")
+    shift = n_sub.bit_length() - 1
+    if n_sub < 1 or n_sub != 1 << shift:
+        raise ValueError(f"n_subsample must be a power of two, got {n_sub}")
     thresholds = np.full((n, n_cand, n_t), np.nan, np.float32)
     n_thr = np.zeros((n, n_cand), np.int32)
     n_kept = n if keep_table else 0
@@ -546,10 +383,11 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     big = active & (size > n_sub)
     n_values = np.where(active, np.minimum(size, n_sub), 0) * n_drawn
     n_counts = np.where(big & (not keep_table), (P > 0).sum(axis=1) * n_drawn * n_t, 0)
-    nbytes = 4 * n_values + big * (6 * n_values + 8 * (size + 1)) + 4 * n_counts + 24 * size
+    nbytes = 4 * n_values + big * (4 * n_values + 8 * (size + 1)) + 4 * n_counts + 24 * size
     entry_row = np.full(entry_sample.shape[0], -1, np.int64)
     entry_pos = np.empty(entry_sample.shape[0], np.int64)
-    for a, b in _waves(nbytes, _WAVE_BYTES):
+    # an LSearch level's tables dwarf the buffers of all its nodes: one wave then
+    for a, b in _waves(nbytes, max(_WAVE_BYTES, table.nbytes)):
         rows = np.arange(a, b)
         big_rows = rows[big[a:b]]
         val_off = _offsets(n_values, rows, n)
@@ -558,14 +396,13 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         count_off = _offsets(n_counts, big_rows, n)
         values = np.empty(int(n_values[rows].sum()), np.float32)
         pair_start = np.empty(int((size[big_rows] + 1).sum()), np.int64)
-        pair_k = np.empty(int(n_values[big_rows].sum()), np.int32)
-        pair_draw = np.empty(pair_k.size, np.uint16)
+        pair_dest = np.empty(int(n_values[big_rows].sum()), np.int32)
         counts = np.empty(int(n_counts[big_rows].sum()), np.int32)
-        entries, e_rows, e_pos = _wave_entries(order, lo, size, active, a, b, entry_row,
+        entries, e_rows, e_pos = wave_entries(order, lo, size, active, a, b, entry_row,
                                                entry_pos)
         with threads(workers_for(n_sub * n_drawn[big_rows].sum())):
-            _draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
-                             pos_off, pair_off, pair_start, pair_k, pair_draw,
+            draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
+                             pos_off, pair_off, pair_start, pair_dest,
                              numba.get_num_threads())
         is_big = big[e_rows]
         cost = n_drawn[e_rows]
@@ -573,18 +410,19 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         cost[is_big] = pair_start[at + 1] - pair_start[at]
         with threads(workers_for(values.size)):
             workers = numba.get_num_threads()
-            bounds = _split_by_cost(cost, workers * TASKS_PER_WORKER)
-            _evaluate_subsamples(entries, e_rows, e_pos, bounds, big, n_drawn, val_off,
-                                 pos_off, pair_off, pair_start, pair_k, entry_sample, s_image,
+            bounds = split_by_cost(cost, workers * TASKS_PER_WORKER)
+            evaluate_subsamples(entries, e_rows, e_pos, bounds, big, n_drawn, val_off,
+                                 pos_off, pair_off, pair_start, pair_dest, shift, entry_sample,
+                                 s_image,
                                  s_row, s_col, store, unclamped, kinds, params, values, workers)
             _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off,
-                        pair_k, pair_draw, values, seed, dags, positions, level, order, entry_sample,
+                        pair_dest, values, seed, dags, positions, level, order, entry_sample,
                         entry_weight, label, P, thresholds, n_thr, counts, count_off,
                         keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
                         phi_table, criterion, workers)
         if big_rows.size == 0:
             continue
-        del pair_start, pair_k, pair_draw
+        del pair_start, pair_dest
         in_big = np.flatnonzero(is_big)  # pass 2: the large nodes' entries, in entry order
         stride = int(n_drawn[big_rows].max())
         capacity = max(1, values.size // stride)  # the subsample buffer, reused
@@ -593,10 +431,10 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         n_batches = -(-in_big.size // capacity)
         for bt in range(n_batches):
             batch = in_big[bt * capacity:(bt + 1) * capacity]
-            slots, slot_of, slot_start = _batch_slots(batch, e_rows, big_rows, row_rank)
+            slots, slot_of, slot_start = batch_slots(batch, e_rows, big_rows, row_rank)
             with threads(workers_for(batch.size * stride)):
                 workers = numba.get_num_threads()
-                _evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
+                evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
                                 s_image, s_row, s_col, store, unclamped, kinds, params, values,
                                 workers)
                 _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, values,
