@@ -23,7 +23,6 @@ Kinds and their parameter rows:
 Candidate draws are described by a family ``spec``: a float64 vector whose first entry
 is the family code; each family below documents the rest.
 """
-import math
 
 import numpy as np
 from numba import njit
@@ -111,7 +110,12 @@ def _box_mean(integral, integral_offset, at, row, col, channel, half_r, half_c):
 
 @njit(cache=True, inline="always")
 def _round(x):
-    return int(math.floor(x + np.float32(0.5)))
+    """``floor(x + 0.5)`` for float32 x, without a call to the C library's floor: truncate,
+    then step down where that rounded a negative value up (exact: float32 values too large
+    to hold a fraction are whole already)."""
+    y = x + np.float32(0.5)
+    i = np.int64(y)
+    return i - np.int64(y < np.float32(i))
 
 
 @njit(cache=True, inline="always")

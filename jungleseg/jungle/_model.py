@@ -126,13 +126,19 @@ class Jungle:
         if reach is not None and store.pad >= reach:
             return POINT_STEPS
         if self.family.name == "depth" and store.border == "zero" and index.size:
-            depth = store.planes(image)[0].reshape(-1)[index]
-            if depth.min() > 0:
-                offsets = max(np.abs(d.feature_params[d.left >= 0]).max(initial=0)
-                              for d in self.dags)
-                if store.pad >= int(np.ceil(offsets / depth.min())) + 1:
-                    return DEPTH_STEPS
+            _, origin, _, width, stride, _, _, _ = store.as_tuple()
+            w = int(width[image])
+            at = origin[image] + (index // w) * stride[image] + index % w
+            nearest = float(store.pixels[at].min())  # depth probes reach farthest there
+            if nearest > 0 and store.pad >= int(np.ceil(self._largest_offset / nearest)) + 1:
+                return DEPTH_STEPS
         return CLAMPED
+
+    @cached_property
+    def _largest_offset(self) -> float:
+        """The largest parameter magnitude of any split node (for depth, in pixel-metres)."""
+        return float(max(np.abs(d.feature_params[d.left >= 0]).max(initial=0)
+                         for d in self.dags))
 
     @cached_property
     def point_reach(self) -> int | None:
