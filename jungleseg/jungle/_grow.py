@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .._rng import derive
+from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features import FeatureFamily, Samples
-from ..features._kernels import draw_candidates, sample_response
+from ..features._kernels import at_sample, draw_candidates, response_at
 from ._criterion import make_phi_table
 from ._dag import DAG
 from ._entries import Entries
@@ -59,10 +61,12 @@ class GrowParams:
 
 @dataclass
 class GrowStats:
-    """Where training time went, and the objective per level (summed over DAGs)."""
+    """Where training time went, the objective per level (summed over DAGs), and how many
+    (sample, candidate) feature evaluations the split tables took."""
 
     seconds: dict = field(default_factory=lambda: {"features": 0.0, "lsearch": 0.0, "route": 0.0})
     objective: list = field(default_factory=list)
+    evaluations: int = 0
 
 
 @njit(cache=True)
@@ -113,17 +117,30 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
-          params, threshold, left, right, n_entries):
-    """Send each entry of a split node to its left or right child (global ids)."""
-    new_node = np.full(n_entries, -1, np.int64)
-    for i in prange(nodes.shape[0]):
-        for q in range(start[nodes[i]], start[nodes[i] + 1]):
-            e = order[q]
-            s = entry_sample[e]
-            v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
-                                unclamped)
-            new_node[e] = left[i] if v < threshold[i] else right[i]
+def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
+          params, threshold, left, right, n_workers):
+    """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
+    if it did not split) to its left or right child (global ids); other entries retire
+    (-1). Entries are visited in entry order, image by image; where an entry goes depends
+    on its own response only."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    n = entry_node.shape[0]
+    new_node = np.full(n, -1, np.int64)
+    n_tasks = min(n, n_workers * TASKS_PER_WORKER)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            task = claim(counter)
+            if task >= n_tasks:
+                break
+            for e in range(task * n // n_tasks, (task + 1) * n // n_tasks):
+                if entry_node[e] < 0 or node_row[entry_node[e]] < 0:
+                    continue
+                i = node_row[entry_node[e]]
+                s = entry_sample[e]
+                v = response_at(kind[i], params, i, pixels, integral, integral_offset,
+                                at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
+                new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 
 
@@ -155,7 +172,8 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
         t0 = time.perf_counter()
         n_nodes = node_dag.shape[0]
         order, start = group_by_node(entry_node, n_nodes)
-        hist = node_histograms(order, start, entry_sample, entry_weight, label, p.n_classes)
+        with threads(workers_for(order.shape[0])):
+            hist = node_histograms(order, start, entry_sample, entry_weight, label, p.n_classes)
         weight = hist.sum(axis=1)
         splittable = (
             (depth < p.max_depth)
@@ -170,8 +188,9 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
         dag_first = np.searchsorted(node_dag, np.arange(n_dags))
         positions = nodes - dag_first[node_dag[nodes]]
         dags = node_dag[nodes]
-        kinds, cand_params, n_drawn = draw_all(spec, p.seed, dags, positions, depth,
-                                               p.n_candidates, n_params)
+        with threads(workers_for(nodes.size * p.n_candidates * 64)):
+            kinds, cand_params, n_drawn = draw_all(spec, p.seed, dags, positions, depth,
+                                                   p.n_candidates, n_params)
         n_children = level_width(p.schedule, p.max_width, depth + 1)
         most_parents = int(np.bincount(dags, minlength=n_dags).max())
         keep_table = n_children < 2 * most_parents  # some DAG must merge: LSearch
@@ -180,14 +199,16 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
             samples.col, label, store, unclamped, kinds, cand_params, n_drawn, p.seed, dags,
             positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, hist[nodes], keep_table,
             p.min_samples_leaf, phi_table, p.criterion)
+        sizes = start[nodes + 1] - start[nodes]
+        stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
         best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
         ok = np.isfinite(best_cost)
         if not ok.all():  # no valid split: these nodes stay leaves
             nodes, dags, kinds, cand_params, thresholds, best_k, best_t, best_cost = (
                 a[ok] for a in (nodes, dags, kinds, cand_params, thresholds, best_k, best_t,
                                 best_cost))
-            if keep_table:
-                table, wl, tree_cost = table[ok], wl[ok], tree_cost[ok]
+            if keep_table:  # in place: no second copy of the largest arrays
+                table, wl, tree_cost = (_kept_rows(a, ok) for a in (table, wl, tree_cost))
         t1 = time.perf_counter()
         stats.seconds["features"] += t1 - t0
         if nodes.size == 0:
@@ -195,15 +216,17 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
         dag_start = np.searchsorted(dags, np.arange(n_dags + 1))
         n_children = min(n_children, 2 * int(np.diff(dag_start).max()))
         if keep_table:
-            k, t, left, right, energy = optimise_level(
-                dag_start, np.arange(n_dags, dtype=np.int64), n_children, table, wl,
-                tree_cost, hist[nodes], best_k, best_t, p.lsearch_steps,
-                p.stochastic, p.seed, depth, phi_table, p.criterion)
+            with threads(workers_for(table.size)):
+                k, t, left, right, energy = optimise_level(
+                    dag_start, np.arange(n_dags, dtype=np.int64), n_children, table, wl,
+                    tree_cost, hist[nodes], best_k, best_t, p.lsearch_steps,
+                    p.stochastic, p.seed, depth, phi_table, p.criterion, numba.get_num_threads())
             stats.objective.append(float(energy.sum()))
         else:  # a tree level: every parent gets two children of its own
             local = np.arange(nodes.size) - dag_start[dags]
             k, t, left, right = best_k, best_t, 2 * local, 2 * local + 1
             stats.objective.append(float(best_cost.sum()))
+        del table, wl, tree_cost  # the largest arrays: gone before the next level's
         t2 = time.perf_counter()
         stats.seconds["lsearch"] += t2 - t1
         # children that received samples, numbered by (dag, child) in the next level
@@ -215,9 +238,12 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
         kind_chosen = kinds[rows, k]
         params_chosen = cand_params[rows, k]
         thr_chosen = thresholds[rows, k, t]
-        entry_node = route(nodes, order, start, entry_sample, samples.image, samples.row,
-                           samples.col, store, unclamped, kind_chosen, params_chosen,
-                           thr_chosen, left_id, right_id, entry_node.shape[0])
+        node_row = np.full(n_nodes, -1, np.int64)
+        node_row[nodes] = rows
+        with threads(workers_for(entry_node.shape[0])):
+            entry_node = route(entry_node, node_row, entry_sample, samples.image, samples.row,
+                               samples.col, store, unclamped, kind_chosen, params_chosen,
+                               thr_chosen, left_id, right_id, numba.get_num_threads())
         level["split"][nodes] = True
         level.update(nodes=nodes, kind=kind_chosen, params=params_chosen,
                      threshold=thr_chosen, left=left_id, right=right_id)
@@ -226,6 +252,14 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
         if progress is not None:
             progress(depth, int(used.size))
     return _assemble(levels, n_dags, n_params, p.n_classes), stats
+
+
+def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``array[keep]`` for a boolean ``keep``, moved to the front of ``array`` in place."""
+    for j, i in enumerate(np.flatnonzero(keep)):
+        if i != j:
+            array[j] = array[i]
+    return array[:int(keep.sum())]
 
 
 def _assemble(levels: list[dict], n_dags: int, n_params: int, n_classes: int) -> list[DAG]:

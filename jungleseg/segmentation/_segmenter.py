@@ -260,7 +260,7 @@ class JungleSegmenter(JungleBase):
             One image, as ``fit`` takes them.
         """
         check_is_fitted(self, "jungle_")
-        return segment(self.jungle_, image)[0]
+        return segment(self.jungle_, image, probabilities=False)[0]
 
 
 def _checked_labels(labels, i: int) -> np.ndarray:
