@@ -58,6 +58,20 @@ def test_train_info_segment_evaluate(trained):
     assert (folder / "cm.png").stat().st_size > 1000
 
 
+@pytest.mark.parametrize("setting", [("jungle.search=clustersearch-alternating",),
+                                     ("jungle.growth=priority", "jungle.max_nodes=41")])
+def test_train_with_clustersearch_or_a_baseline(trained, tmp_path, setting):
+    _, data, _ = trained
+    model = tmp_path / "m.h5"
+    run("train", REPO / "configs/faces.yaml", "--data", data, "--out", model, *FAST,
+        *[arg for pair in setting for arg in ("--set", pair)])
+    info = json.loads(run("info", model, "--json").stdout)
+    for pair in setting:
+        key, value = pair.split("=")
+        assert str(info["training"][key.split(".")[1]]) == value
+    assert info["nodes"] <= 3 * 41 or "max_nodes" not in setting[-1]  # 3 trees of <= 41
+
+
 def test_generate_kinect(tmp_path):
     run("generate", "kinect", "--n", 2, "--size", "60x80", "--out", tmp_path / "k")
     depth = cv2.imread(str(tmp_path / "k/depth/000000.png"), cv2.IMREAD_UNCHANGED)

@@ -107,9 +107,9 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         How a merging level chooses its splits and edges: LSearch with full sweeps over
         all parents, or the paper's cheaper variant that optimises randomly chosen single
         parents; or ClusterSearch, which keeps each parent's best tree split and clusters
-        the 2 |parents| temporary children into the level's nodes (hard KL clustering:
-        Lloyd iterations, then exact single moves), and its variant that alternates the
-        clustering with split steps.
+        the two temporary children of every parent into the level's nodes (hard KL
+        clustering: Lloyd iterations, then exact single moves), and its variant that
+        alternates the clustering with split steps.
     growth : {'jungle', 'fixed-width-a', 'fixed-width-b', 'priority'}
         The model to grow with the same features and objective: a jungle (or, with
         ``max_width=None``, a standard forest), or one of the paper's bounded trees. Per
