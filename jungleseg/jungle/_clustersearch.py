@@ -30,7 +30,7 @@ the tables alone. The state is LSearch's (see ``_lsearch``); only histograms mov
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._criterion import GINI
 from ._lsearch import _REL_GAIN, _move, branch_step, class_support, greedy_init, split_step
@@ -266,37 +266,3 @@ def clustersearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_round
                             phi_table, criterion, trace, at)
             rounds += 1
     return k, t, l, r, f.sum(), rounds
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def cluster_level(dag_start, n_children, table, wl, tree_cost, P, best_k, best_t, max_rounds,
-                  alternate, exact_moves, phi_table, criterion):
-    """ClusterSearch for the level of every DAG at once, one DAG per parallel task.
-
-    Parents of DAG ``g`` are ``dag_start[g]:dag_start[g + 1]``. Returns per parent the
-    split (k, t) and edges (l, r) into its DAG's ``n_children`` children, and per DAG
-    the objective.
-    """
-    n = P.shape[0]
-    k = np.empty(n, np.int64)
-    t = np.empty(n, np.int64)
-    l = np.empty(n, np.int64)
-    r = np.empty(n, np.int64)
-    energy = np.zeros(dag_start.shape[0] - 1)
-    no_trace = np.zeros(0)
-    for g in prange(dag_start.shape[0] - 1):
-        lo = dag_start[g]
-        hi = dag_start[g + 1]
-        if hi == lo:
-            continue
-        kg, tg, lg, rg, e, _ = clustersearch(table[lo:hi], wl[lo:hi], tree_cost[lo:hi],
-                                             P[lo:hi], best_k[lo:hi], best_t[lo:hi],
-                                             n_children, max_rounds, alternate, exact_moves,
-                                             phi_table, criterion, no_trace)
-        k[lo:hi] = kg
-        t[lo:hi] = tg
-        l[lo:hi] = lg
-        r[lo:hi] = rg
-        energy[g] = e
-    return k, t, l, r, energy
-

@@ -31,12 +31,11 @@ from numba import njit, prange
 from .._rng import derive
 from ..features._kernels import draw_candidates, sample_response
 from ._baselines import PriorityQueue, level_capacity, top_per_dag
-from ._clustersearch import cluster_level
 from ._criterion import make_phi_table, node_costs
 from ._assembly import assemble, depth_levels, level_record
 from ._dag import DAG
 from ._entries import Entries
-from ._lsearch import optimise_level
+from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
 from ._tables import THRESHOLD_SUBSAMPLE, best_candidates, split_tables
 
@@ -234,13 +233,9 @@ def _route(tr: _Training, nodes, order, start, kind, params, threshold, left, ri
 def _search_level(tr: _Training, sp: _Splits, P, dag_start, n_children: int, depth: int):
     """Splits and edges of a merging level: LSearch or ClusterSearch per DAG."""
     p = tr.params
-    if p.search.startswith("clustersearch"):
-        return cluster_level(dag_start, n_children, sp.table, sp.wl, sp.tree_cost, P, sp.best_k,
-                             sp.best_t, p.lsearch_steps, p.search == "clustersearch-alternating",
-                             p.cluster_moves, tr.phi_table, p.criterion)
     return optimise_level(dag_start, np.arange(tr.entries.n_dags, dtype=np.int64), n_children,
                           sp.table, sp.wl, sp.tree_cost, P, sp.best_k, sp.best_t,
-                          p.lsearch_steps, p.search == "lsearch-stochastic", p.seed, depth,
+                          p.lsearch_steps, METHODS[p.search], p.cluster_moves, p.seed, depth,
                           tr.phi_table, p.criterion)
 
 

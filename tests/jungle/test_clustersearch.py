@@ -5,6 +5,7 @@ import pytest
 from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 from jungleseg.jungle import _clustersearch, _lsearch
+from jungleseg.jungle._level_search import METHODS, optimise_level
 
 from .test_lsearch import make_level, objective_from_scratch, tree_costs
 
@@ -210,8 +211,9 @@ def test_wide_level_is_a_tree_level_and_runs_are_reproducible():
     P2 = np.concatenate([P, P[::-1]])
     wl2 = np.concatenate([wl, wl[::-1]])
     costs2, k2, t2 = tree_costs(two, wl2, P2, phi, ENTROPY)
-    k_all, t_all, l_all, r_all, energies = _clustersearch.cluster_level(
-        np.array([0, 8, 16]), 5, two, wl2, costs2, P2, k2, t2, 20, True, True, phi, ENTROPY)
+    k_all, t_all, l_all, r_all, energies = optimise_level(
+        np.array([0, 8, 16]), np.array([0, 1]), 5, two, wl2, costs2, P2, k2, t2, 20,
+        METHODS["clustersearch-alternating"], True, np.uint64(0), 0, phi, ENTROPY)
     for g, (lo, hi) in enumerate([(0, 8), (8, 16)]):
         alone = _clustersearch.clustersearch(two[lo:hi], wl2[lo:hi], costs2[lo:hi], P2[lo:hi],
                                              k2[lo:hi], t2[lo:hi], 5, 20, True, True, phi,
