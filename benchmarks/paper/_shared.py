@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -56,8 +56,9 @@ class Sizes:
 
 @dataclass(frozen=True)
 class Scale:
-    """Everything that changes between ``ci`` (seconds, for tests), ``quick`` (minutes)
-    and ``full`` (the paper's setup where the machine allows it)."""
+    """Everything that changes between ``ci`` (seconds, for tests), ``quick`` (minutes),
+    ``medium`` (hours on today's trainer) and ``full`` (the paper's setup where the machine
+    allows it)."""
 
     name: str
     images: dict
@@ -71,7 +72,6 @@ class Scale:
     widths: tuple[int, ...] = (128, 256, 512)
     width: int = 256  # M of the jungles and baselines of Fig. 2
     time_repeats: int = 1
-    notes: dict = field(default_factory=dict)
 
 
 SCALES = {
@@ -92,8 +92,18 @@ SCALES = {
                 "stanford": Sizes(120, 40, 300, 60, 20, 16)},
         uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
         uci_repeats=2, uci_rows=None, uci_depth=20,
-        objective=Sizes(30, None, 1000, 40, 0, 0), objective_depths=(14, 28, 46),
+        objective=Sizes(30, None, 1000, 40, 0, 0), objective_depths=(8, 14, 20),
         width=128),
+    "medium": Scale(
+        "medium",
+        images={"kinect": Sizes(300, 100, 250, 100, 30, 20),
+                "faces": Sizes(100, 50, 1000, 100, 30, 20),
+                "fasseg": Sizes(None, None, 1000, 100, 30, 20),
+                "stanford": Sizes(None, None, 300, 100, 30, 26, folds=(0, 1))},
+        uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
+        uci_repeats=3, uci_rows=None, uci_depth=25,
+        objective=Sizes(100, None, 3000, 50, 0, 0), objective_depths=(14, 28, 46, 85),
+        time_repeats=2),
     "full": Scale(
         "full",
         images={"kinect": Sizes(1000, 200, 250, 200, 30, 20),
@@ -102,7 +112,7 @@ SCALES = {
                 "stanford": Sizes(None, None, 1000, 100, 30, 26, folds=(0, 1, 2, 3, 4))},
         uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
         uci_repeats=5, uci_rows=None, uci_depth=25,
-        objective=Sizes(100, None, 2000, 100, 0, 0),
+        objective=Sizes(300, None, 5000, 50, 0, 0),
         objective_depths=(14, 28, 46, 85, 124, 163), time_repeats=2),
 }
 

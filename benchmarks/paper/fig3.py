@@ -18,6 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import _shared as sh  # noqa: E402
 
 
+def label(n: int, method: str) -> str:
+    kind = "tree" if method == "tree" else "DAG"
+    return f"{n} {kind}{'s' if n > 1 else ''}"
+
+
 def ensembles(args) -> list[dict]:
     scale = sh.SCALES[args.scale]
     rows = []
@@ -31,7 +36,7 @@ def ensembles(args) -> list[dict]:
             overrides = {"jungle.max_width": scale.width, "jungle.max_depth": sizes.depth,
                          **overrides}  # the keys of Fig. 2's curves: its 3-DAG runs are reused
             curve = sh.image_curve(images, method, overrides, "depth", args, tag=method)
-            rows += [{**r, "method": f"{n} {'trees' if method == 'tree' else 'DAGs'}",
+            rows += [{**r, "method": label(n, method),
                       "n_estimators": n, "model": method} for r in curve]
         print(f"kinect: {n} trees and DAGs done", flush=True)
     return rows
@@ -57,10 +62,8 @@ def main() -> None:
     rows = left + right
     sh.write_csv(args.out / "fig3.csv", rows)
     fig, axes = plt.subplots(1, 4, figsize=(19, 4.6))
-    styles = {"trees": "--o", "DAGs": "-D"}
     for n in sh.SCALES[args.scale].ensembles:
-        for kind in ("trees", "DAGs"):
-            sh.STYLES[f"{n} {kind}"] = styles[kind]
+        sh.STYLES[label(n, "tree")], sh.STYLES[label(n, "jungle")] = "--o", "-D"
     methods = list(dict.fromkeys(r["method"] for r in left))
     sh.plot_curves(axes[0], left, "nodes", methods, "total nodes",
                    "(a) Kinect: 1, 3, 9 trees or DAGs")

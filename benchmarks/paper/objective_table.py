@@ -98,9 +98,14 @@ def markdown(rows, depths) -> str:
             f"{by[name, d]['objective_per_sample']:.4f}" for d in depths) + " |")
     lines.append("| nodes per DAG (LSearch) | " + " | ".join(
         f"{by['lsearch', d]['nodes_per_dag']:.0f}" for d in depths) + " |")
-    lines.append("| ClusterSearch - LSearch | " + " | ".join(
-        f"{100 * (by['clustersearch', d]['objective_per_sample'] / by['lsearch', d]['objective_per_sample'] - 1):+.2f} %"
-        for d in depths) + " |")
+    lines.append("| nodes per full-width DAG | " + " | ".join(
+        str(sum(min(256, 2 ** k) for k in range(d + 1))) for d in depths) + " |")
+
+    def gap(d):
+        ls, cs = (by[v, d]["objective_per_sample"] for v in ("lsearch", "clustersearch"))
+        return f"{100 * (cs / ls - 1):+.2f} %" if ls > 0 else "n/a (pure)"
+
+    lines.append("| ClusterSearch - LSearch | " + " | ".join(gap(d) for d in depths) + " |")
     for name, values in PAPER.items():
         paper = dict(zip(PAPER_DEPTHS, values))
         lines.append(f"| paper: {name} | " + " | ".join(
