@@ -135,7 +135,7 @@ STYLES = {"tree": "k-o", "fixed-width-a": "-^", "fixed-width-b": "-v", "priority
 def arguments(description: str, datasets: tuple[str, ...] = ()) -> argparse.Namespace:
     """The options every figure script takes."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--scale", choices=sorted(SCALES), default="full")
+    parser.add_argument("--scale", choices=list(SCALES), default="full")
     parser.add_argument("--quick", action="store_const", const="quick", dest="scale",
                         help="the same as --scale quick (minutes)")
     parser.add_argument("--data", default=None, help="the real data (else $JUNGLESEG_DATA "

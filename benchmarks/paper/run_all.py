@@ -14,7 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _shared as sh  # noqa: E402
 
-SCRIPTS = ("fig2.py", "memory.py", "fig3.py", "objective_table.py", "fig5.py", "train_time.py")
+SCRIPTS = ("fig2.py", "memory.py", "fig3.py", "objective_table.py", "fig5.py", "train_time.py",
+           "claims.py")
 
 
 def main() -> None:
