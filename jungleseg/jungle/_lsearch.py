@@ -21,13 +21,11 @@ cost, since no other child can do better than that. Steps whose inputs have not
 changed since they last changed nothing are skipped as well (see ``lsearch``).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._rng import derive, next_below
-from .._workers import claim
+from .._rng import next_below
 from ._criterion import g_of, phi
 
-_LSEARCH_STREAM = 1  # key separating LSearch's random stream from the others
 # A move must gain more than this fraction of the costs it compares: rounding cannot
 # then make two equivalent states each look better than the other (a move cycle).
 _REL_GAIN = 1e-12
@@ -369,52 +367,3 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
         if quiet >= n:  # n steps in a row changed nothing: converged
             break
     return k, t, l, r, e, steps
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
-                   max_sweeps, stochastic, seed, level, phi_table, criterion, n_workers):
-    """LSearch for the level of every DAG at once, one DAG per task, claimed by
-    ``n_workers`` workers (:mod:`jungleseg._workers`).
-
-    Parents of DAG ``g`` are ``dag_start[g]:dag_start[g + 1]``. Returns per parent the
-    split (k, t) and edges (l, r) into its DAG's ``n_children`` children, and per DAG
-    the objective.
-    """
-    n = P.shape[0]
-    k = np.empty(n, np.int64)
-    t = np.empty(n, np.int64)
-    l = np.empty(n, np.int64)
-    r = np.empty(n, np.int64)
-    energy = np.zeros(dag_start.shape[0] - 1)
-    no_trace = np.zeros(0)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            g = claim(counter)
-            if g >= dag_start.shape[0] - 1:
-                break
-            _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
-                          best_t, max_sweeps, stochastic, seed, level, phi_table, criterion,
-                          no_trace, k, t, l, r, energy)
-    return k, t, l, r, energy
-
-
-@njit(cache=True)
-def _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
-                  max_sweeps, stochastic, seed, level, phi_table, criterion, no_trace, k, t, l,
-                  r, energy):
-    """LSearch for DAG g's parents, results written to its rows of k, t, l, r, energy."""
-    lo = dag_start[g]
-    hi = dag_start[g + 1]
-    if hi == lo:
-        return
-    state = derive(seed, dags[g], level, _LSEARCH_STREAM, 0)
-    kg, tg, lg, rg, e, _ = lsearch(table[lo:hi], wl[lo:hi], tree_cost[lo:hi], P[lo:hi],
-                                   best_k[lo:hi], best_t[lo:hi], n_children, max_sweeps,
-                                   stochastic, state, phi_table, criterion, no_trace)
-    k[lo:hi] = kg
-    t[lo:hi] = tg
-    l[lo:hi] = lg
-    r[lo:hi] = rg
-    energy[g] = e
