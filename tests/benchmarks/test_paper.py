@@ -111,3 +111,6 @@ def test_claims_read_every_csv(out, monkeypatch):
     for section in ("## Fig. 2", "## Fig. 3", "## memory", "## Objective table"):
         assert section in text
     assert "| kinect | tree |" in text
+    # every curve read at equal node counts: a row per count both ends of which it spans
+    equal = [line for line in text.splitlines() if line.startswith("| kinect | 100 |")]
+    assert len(equal) == 1 and equal[0].count("|") == 10
