@@ -103,8 +103,8 @@ SCALES = {
                 "stanford": Sizes(None, None, 200, 100, 30, 26, folds=(0, 1))},
         uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
         uci_repeats=3, uci_rows=None, uci_depth=25,
-        objective=Sizes(50, None, 2000, 50, 0, 0), objective_depths=(14, 28, 46),
-        time_repeats=2),
+        objective=Sizes(30, None, 2000, 50, 0, 0), objective_depths=(14, 28, 46),
+        time_repeats=1),
     "full": Scale(
         "full",
         images={"kinect": Sizes(1000, 200, 250, 200, 30, 20),
