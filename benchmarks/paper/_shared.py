@@ -102,7 +102,7 @@ SCALES = {
                 "fasseg": Sizes(None, None, 500, 100, 30, 20),
                 "stanford": Sizes(None, None, 200, 100, 30, 26, folds=(0, 1))},
         uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
-        uci_repeats=3, uci_rows=None, uci_depth=25,
+        uci_repeats=2, uci_rows=None, uci_depth=25,
         objective=Sizes(30, None, 2000, 50, 0, 0), objective_depths=(14, 28, 46),
         time_repeats=1),
     "full": Scale(
