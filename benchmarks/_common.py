@@ -39,6 +39,6 @@ def fit_and_score(model, train_images, train_labels, test_images, test_labels, i
 
     fit_seconds = timed_fit(model, list(train_images), list(train_labels))
     start = time.perf_counter()
-    predicted = [segment(model.jungle_, im)[0] for im in test_images]
+    predicted = [segment(model.jungle_, im, probabilities=False)[0] for im in test_images]
     seconds = time.perf_counter() - start
     return evaluate(test_labels, predicted, model.classes_, ignore=ignore), fit_seconds, seconds

@@ -6,6 +6,10 @@ mean Jaccard over foreground pixels (PASCAL VOC, one confusion matrix) for the j
 our forest at a similar node count and fully grown, all in one run.
 
     python benchmarks/kinect.py [--train 3000] [--test 1000]
+
+``--per-dag 1000 3000 10000`` instead trains the jungle alone with that many frames per
+DAG (frames rendered one by one straight into the training store, so 30,000 frames fit in
+memory) and prints Jaccard, nodes and training time for each.
 """
 from __future__ import annotations
 
@@ -14,12 +18,15 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fit_and_score, warm_up  # noqa: E402
 
+from jungleseg import ImageStore, evaluate, segment  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
-from jungleseg.datasets.kinect import render_frames  # noqa: E402
+from jungleseg.datasets.kinect import render_frame, render_frames  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kinect.yaml"
 
@@ -30,8 +37,13 @@ def main() -> None:
     parser.add_argument("--test", type=int, default=1000)
     parser.add_argument("--forest-depths", type=int, nargs="+", default=[10, 20])
     parser.add_argument("--no-jungle", action="store_true", help="only the forests")
+    parser.add_argument("--per-dag", type=int, nargs="+", default=None,
+                        help="frames per DAG to train the jungle with, one run each")
     args = parser.parse_args()
     warm_up()
+    if args.per_dag:
+        frames_against_accuracy(args.per_dag, args.test)
+        return
     render_frames(2, seed=0)
     start = time.perf_counter()
     depth, labels = render_frames(args.train, seed=0)
@@ -53,6 +65,42 @@ def main() -> None:
               f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  bytes "
               f"{model.model_bytes_:9d}  fit {fit:6.1f} s {stages}  test {args.test} frames in "
               f"{seg:.1f} s", flush=True)
+
+
+class _Frame:
+    """Stands for a rendered frame whose depth is already in the training store: fit only
+    reads its shape."""
+
+    shape = (240, 320)
+
+
+def frames_against_accuracy(per_dag: list[int], n_test: int) -> None:
+    config = load_config(CONFIG)
+    family = config.features()
+    n_dags = config.jungle_params.get("n_estimators", 3)
+    test_depth, test_labels = render_frames(n_test, seed=1)
+    for n in per_dag:
+        total = n * n_dags
+        labels = np.empty((total, *_Frame.shape), np.uint8)
+
+        def fill(i, planes):
+            depth, labels[i] = render_frame(0, i)
+            family.channels_into(depth, planes)
+
+        start = time.perf_counter()
+        store = ImageStore.build([_Frame.shape] * total, 1, fill)
+        rendered = time.perf_counter() - start
+        model = config.with_overrides({"sampling.images_per_dag": n}).estimator()
+        start = time.perf_counter()
+        model.fit([_Frame()] * total, list(labels), store=store)
+        fit = time.perf_counter() - start
+        del store, labels
+        predicted = [segment(model.jungle_, d, probabilities=False)[0] for d in test_depth]
+        s = evaluate(list(test_labels), predicted, model.classes_, ignore=(0, 255))
+        stages = {k: round(v, 1) for k, v in model.grow_stats_.seconds.items()}
+        print(f"{n:6d} frames per DAG: mean Jaccard {s.mean_jaccard:.3f}  pixel acc "
+              f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  fit {fit:7.1f} s "
+              f"{stages}  (rendering {rendered:.0f} s)", flush=True)
 
 
 if __name__ == "__main__":

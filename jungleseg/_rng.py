@@ -49,3 +49,9 @@ def next_below(state, n):
     state, u = next_uniform(state)
     i = int(u * n)
     return state, min(i, n - 1)
+
+
+@njit(cache=True)
+def advance(state, n):
+    """The stream's state after ``n`` more draws (each draw adds the golden gamma)."""
+    return state + np.uint64(n) * _GOLDEN

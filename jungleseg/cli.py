@@ -205,7 +205,8 @@ def _segment_file(jungle, path: Path, args, budget: int):
         + smoothing_reach(smoothing, jungle.params.get("guided_eps"))
     tile = tile_for_budget(jungle, image.shape, image.dtype.itemsize, budget, margin,
                            smoothing)
-    return segment(jungle, image, tile=tile, smoothing=args.smoothing)
+    return segment(jungle, image, tile=tile, smoothing=args.smoothing,
+                   probabilities=args.probabilities)
 
 
 def _label_targets(files: list[Path], out: Path) -> list[tuple[Path, Path]]:

@@ -185,7 +185,7 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     for i, image in enumerate(tqdm(images, disable=not progress, leave=False,
                                    desc="evaluating")):
         try:
-            predicted.append(segment(jungle, image)[0])
+            predicted.append(segment(jungle, image, probabilities=False)[0])
         except (ValueError, MemoryError) as error:
             if on_error is None:
                 raise

@@ -322,6 +322,26 @@ def test_version_usage_and_closed_pipe(trained):
     assert proc.returncode == 0 and proc.stderr == ""
 
 
+@pytest.mark.parametrize("setting", [("jungle.search=clustersearch-alternating",),
+                                     ("jungle.growth=priority", "jungle.max_nodes=41")])
+def test_train_with_clustersearch_or_a_baseline(trained, tmp_path, setting):
+    _, data, _ = trained
+    model = tmp_path / "m.h5"
+    run("train", REPO / "configs/faces.yaml", "--data", data, "--out", model, *FAST,
+        *[arg for pair in setting for arg in ("--set", pair)])
+    info = json.loads(run("info", model, "--json").stdout)
+    for pair in setting:
+        key, value = pair.split("=")
+        assert str(info["training"][key.split(".")[1]]) == value
+    assert info["nodes"] <= 3 * 41 or "max_nodes" not in setting[-1]  # 3 trees of <= 41
+
+
+def test_generate_kinect(tmp_path):
+    run("generate", "kinect", "--n", 2, "--size", "60x80", "--out", tmp_path / "k")
+    depth = cv2.imread(str(tmp_path / "k/depth/000000.png"), cv2.IMREAD_UNCHANGED)
+    assert depth.dtype == np.uint16 and depth.shape == (60, 80)
+
+
 @pytest.mark.parametrize("args, message", [
     (("info", "missing.h5"), "no such model file"),
     (("info", "tests"), "is a folder, not a model file"),

@@ -121,6 +121,7 @@ def test_bool_is_not_an_int(tmp_path, key):
     ({**MINIMAL, "jungle": {"max_depth": -1}}, "jungle.max_depth"),
     ({**MINIMAL, "jungle": {"min_samples_split": 1}}, "jungle.min_samples_split"),
     ({**MINIMAL, "jungle": {"lsearch_steps": -5}}, "jungle.lsearch_steps"),
+    ({**MINIMAL, "jungle": {"max_nodes": 0}}, "jungle.max_nodes"),
     ({**MINIMAL, "sampling": {"samples_per_image": 0}}, "sampling.samples_per_image"),
     ({**MINIMAL, "sampling": {"ignore": [0, 65536]}}, "sampling.ignore"),
     ({**MINIMAL, "seed": -1}, "seed"),
@@ -145,6 +146,7 @@ def test_out_of_range(tmp_path, data, key):
     ({**MINIMAL, "jungle": {"schedule": "halving"}}, "jungle.schedule"),
     ({**MINIMAL, "jungle": {"criterion": "log_loss"}}, "jungle.criterion"),
     ({**MINIMAL, "jungle": {"search": "exhaustive"}}, "jungle.search"),
+    ({**MINIMAL, "jungle": {"growth": "bushy"}}, "jungle.growth"),
     ({**MINIMAL, "sampling": {"strategy": "stratified"}}, "sampling.strategy"),
 ])
 def test_bad_choice(tmp_path, data, key):
@@ -264,3 +266,17 @@ def test_presets_are_read_once_per_change_of_their_file():
     assert {"napari", "stanford", "kinect", "demo", "uci"} <= set(preset_paths())
     with pytest.raises(ValueError, match="unknown preset"):
         load_preset("nonsense")
+
+
+@pytest.mark.parametrize("jungle", [{"search": "clustersearch"},
+                                    {"search": "clustersearch-alternating"},
+                                    {"growth": "fixed-width-a"}, {"growth": "fixed-width-b"},
+                                    {"growth": "priority", "max_nodes": 500}])
+def test_searches_and_growths_are_config_keys(jungle):
+    config = load_config(CONFIGS / "faces.yaml").with_overrides(
+        {f"jungle.{key}": value for key, value in jungle.items()})
+    model = config.estimator()
+    assert {key: getattr(model, key) for key in jungle} == jungle
+    tabular = Config.from_dict({"dataset": "uci", "jungle": jungle}).estimator()
+    assert {key: getattr(tabular, key) for key in jungle} == jungle
+

@@ -54,14 +54,21 @@ def test_round_trip_is_bit_identical(segmenter, model_file):
     assert len(loaded.metadata["data_fingerprint"]) == 16
 
 
-def test_tabular_round_trip(tmp_path):
+@pytest.mark.parametrize("kw", [dict(max_width=4), dict(max_width=4, search="clustersearch"),
+                                dict(max_width=4, growth="fixed-width-a"),
+                                dict(max_width=4, growth="fixed-width-b"),
+                                dict(max_width=4, growth="priority", max_nodes=41)])
+def test_tabular_round_trip(tmp_path, kw):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 5))
-    y = (X[:, 0] > 0).astype(int)
-    clf = JungleClassifier(3, max_width=4, random_state=0).fit(X, y)
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    clf = JungleClassifier(3, random_state=0, **kw).fit(X, y)
     loaded = load_model(save_model(clf.jungle_, tmp_path / "t.h5"))
     store, samples = loaded.family.prepare(X)
     assert loaded.predict_proba(store, samples).tobytes() == clf.predict_proba(X).tobytes()
+    summary = loaded.summary()
+    assert summary["nodes"] == clf.node_count_ and summary["bytes"] == clf.model_bytes_
+    assert {key: summary["training"][key] for key in kw} == kw
 
 
 def _restamp(f):

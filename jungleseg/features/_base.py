@@ -50,6 +50,7 @@ class FeatureFamily:
     n_store_channels = 1  # channels of the store it prepares
     needs_integral = False  # whether features read integral images
     spatial_ndim = 2  # 2: images (H, W[, C]); 3: volumes (D, H, W[, C])
+    border = "edge"  # what a padded store's border holds (see ImageStore)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -108,7 +109,7 @@ class FeatureFamily:
         return ImageStore.build(
             [im.shape[:2] for im in images], self.n_store_channels,
             lambda i, planes: self.channels_into(images[i], planes, window=window),
-            integral=self.needs_integral, pad=pad)
+            integral=self.needs_integral, pad=pad, border=self.border)
 
     @property
     def point_reach(self) -> int | None:

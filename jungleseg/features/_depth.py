@@ -56,6 +56,7 @@ class DepthFeatures(FeatureFamily):
     name = "depth"
     n_params = kernels.N_PARAMS[kernels.FAMILY_DEPTH]
     kind_codes = (kernels.KIND_DEPTH,)
+    border = "zero"  # a probe off the image reads background, as a padded border of 0 does
     _parameter_constraints = {
         "max_offset": [Interval(Real, 0, 100, closed="right")],
         "focal_length": [Interval(Real, 0, None, closed="neither")],

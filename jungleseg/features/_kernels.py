@@ -23,10 +23,10 @@ Kinds and their parameter rows:
   combined as the colour point kinds are. Volumes are stored as taller planes (see
   :class:`jungleseg.features.ImageStore`), always padded as far as the family's probes
   reach, so these kinds read their probes at fixed steps, never clamped.
-
 Candidate draws are described by a family ``spec``: a float64 vector whose first entry
 is the family code; each family below documents the rest.
 """
+
 import math
 
 import numpy as np
@@ -61,6 +61,7 @@ FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
 FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
 FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
 #                            n_kinds, kind_1, ..., kind_n, centred (1: u = 0)]
+
 FAMILY_VOLUME = 3  # spec: [FAMILY_VOLUME, max offset (physical), spacing z, y, x,
 #                            n_channels, n_kinds, kind_1, ..., kind_n, centred]
 
@@ -68,6 +69,7 @@ VOLUME_KINDS = {"value": KIND_VOLUME_VALUE, "difference": KIND_VOLUME_DIFF,
                 "sum": KIND_VOLUME_SUM, "absdiff": KIND_VOLUME_ABSDIFF}
 
 N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8, FAMILY_VOLUME: 8}
+
 
 DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the body
 
@@ -80,30 +82,34 @@ def pixel_value(store, image, row, col, channel):
 
 
 @njit(cache=True, inline="always")
-def _depth_probe(store, image, row, col):
-    if row < 0 or row >= store[2][image] or col < 0 or col >= store[3][image]:
-        return DEPTH_FAR
-    d = pixel_value(store, image, row, col, 0)
-    return d if d > 0 else DEPTH_FAR
+def at_sample(store, image, row, col):
+    """What every response at one sample reads, read once so that a sample's many
+    candidates share it: ``(image, row, col, pixel index, channel 0 there, height, width,
+    row stride, plane size, image origin)``."""
+    pixels, origin, height, width, stride, plane, _, _ = store
+    pixel = origin[image] + row * stride[image] + col
+    return (image, row, col, pixel, pixels[np.uint64(pixel)], height[image], width[image],
+            stride[image], plane[image], origin[image])
 
 
 @njit(cache=True, inline="always")
-def _clamped_value(store, image, row, col, channel):
-    row = min(max(row, 0), store[2][image] - 1)
-    col = min(max(col, 0), store[3][image] - 1)
-    return pixel_value(store, image, row, col, channel)
+def _depth_probe(pixels, at, row, col):
+    """Depth at (row, col), ``DEPTH_FAR`` off the image, on background or invalid depth.
+    Without branches: probes land on and off the body unpredictably."""
+    _, _, _, _, _, height, width, stride, _, origin = at
+    inside = (row >= 0) & (row < height) & (col >= 0) & (col < width)
+    d = pixels[np.uint64(origin + (row * stride + col if inside else 0))]
+    return d if inside & (d > 0) else DEPTH_FAR
 
 
 @njit(cache=True, inline="always")
-def _box_mean(store, image, row, col, channel, half_r, half_c):
+def _box_mean(integral, integral_offset, at, row, col, channel, half_r, half_c):
     """Mean of a channel over a box centred on the (clamped) probe, clipped to the image.
 
     Integral images are (H + 1) x (W + 1) planes per channel:
     ``I[r, c] = sum of the channel over rows < r and columns < c``.
     """
-    _, _, height, width, _, _, integral, integral_offset = store
-    h = height[image]
-    w = width[image]
+    image, _, _, _, _, h, w, _, _, _ = at
     row = min(max(row, 0), h - 1)
     col = min(max(col, 0), w - 1)
     r0 = max(row - half_r, 0)
@@ -121,7 +127,12 @@ def _box_mean(store, image, row, col, channel, half_r, half_c):
 
 @njit(cache=True, inline="always")
 def _round(x):
-    return int(math.floor(x + np.float32(0.5)))
+    """``floor(x + 0.5)`` for float32 x, without a call to the C library's floor: truncate,
+    then step down where that rounded a negative value up (exact: float32 values too large
+    to hold a fraction are whole already)."""
+    y = x + np.float32(0.5)
+    i = np.int64(y)
+    return i - np.int64(y < np.float32(i))
 
 
 @njit(cache=True, inline="always")
@@ -137,85 +148,141 @@ def _combine(base, a, b):
 
 
 @njit(cache=True, inline="always")
-def response(kind, params, store, image, row, col):
-    """Feature response of one sample; with :func:`unclamped_response` and
-    :func:`point_response`, the only places a feature reads data."""
-    if kind >= KIND_VOLUME_VALUE:
-        return volume_response(kind, params, store, image, row, col)
-    if kind == KIND_TABULAR:
-        return pixel_value(store, image, row, col, int(params[0]))
-    if kind == KIND_DEPTH:
-        d = pixel_value(store, image, row, col, 0)
-        if d <= 0:  # not a foreground pixel: never sampled, but keep reads in bounds
-            d = DEPTH_FAR
-        a = _depth_probe(store, image, row + _round(params[0] / d), col + _round(params[1] / d))
-        b = _depth_probe(store, image, row + _round(params[2] / d), col + _round(params[3] / d))
-        return a - b
-    r1 = row + int(params[0])
-    c1 = col + int(params[1])
-    r2 = row + int(params[2])
-    c2 = col + int(params[3])
-    if kind >= KIND_BOX_VALUE:
-        half_r = int(params[6])
-        half_c = int(params[7])
-        a = _box_mean(store, image, r1, c1, int(params[4]), half_r, half_c)
-        if kind == KIND_BOX_VALUE:
-            return a
-        b = _box_mean(store, image, r2, c2, int(params[5]), half_r, half_c)
-        return _combine(kind - _BOX_SHIFT, a, b)
-    a = _clamped_value(store, image, r1, c1, int(params[4]))
-    if kind == KIND_VALUE:
-        return a
-    b = _clamped_value(store, image, r2, c2, int(params[5]))
-    return _combine(kind, a, b)
+def _tabular_response(params, j, pixels, at):
+    return pixels[np.uint64(at[3] + int(params[j, 0]) * at[8])]
 
 
 @njit(cache=True, inline="always")
-def unclamped_response(kind, params, store, image, row, col):
-    """:func:`response` of a point kind, its probes read without clamping them to the
-    image: the same on a store padded at least as far as the probes reach, and cheaper
-    (training reads probes at scattered samples; see :func:`point_probe_steps` for
-    traversal)."""
-    pixels, origin, _, _, stride, plane, _, _ = store
-    pixel = origin[image] + row * stride[image] + col
-    first, second = _probe_steps(params, stride[image], plane[image])
-    a = pixels[np.uint64(pixel + first)]
-    if kind == KIND_VALUE:
-        return a
-    return _combine(kind, a, pixels[np.uint64(pixel + second)])
+def _depth_response(params, j, pixels, at):
+    _, row, col, _, centre, _, _, _, _, _ = at
+    d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
+    return (_depth_probe(pixels, at, row + _round(params[j, 0] / d), col + _round(params[j, 1] / d))
+            - _depth_probe(pixels, at, row + _round(params[j, 2] / d),
+                           col + _round(params[j, 3] / d)))
 
 
 @njit(cache=True, inline="always")
-def volume_response(kind, params, store, image, row, col):
-    """Response of a volume kind at the voxel in (row, col) of a store of volumes, which
-    is padded as far as the probes reach: a probe (dz, dy, dx) away is ``dz`` slices of
-    ``height + 2 pad`` rows, ``dy`` rows and ``dx`` columns away in the taller plane."""
-    pixels, origin, height, width, stride, plane, _, _ = store
-    s = stride[image]
-    slice_step = (height[image] + s - width[image]) * s  # stride - width = 2 pad
-    voxel = origin[image] + row * s + col
-    a = pixels[np.uint64(voxel + int(params[6]) * plane[image] + int(params[0]) * slice_step
-                         + int(params[1]) * s + int(params[2]))]
-    if kind == KIND_VOLUME_VALUE:
-        return a
-    b = pixels[np.uint64(voxel + int(params[7]) * plane[image] + int(params[3]) * slice_step
-                         + int(params[4]) * s + int(params[5]))]
+def _clamped_index(at, row, col, channel):
+    _, _, _, _, _, height, width, stride, plane, origin = at
+    row = min(max(row, 0), height - 1)
+    col = min(max(col, 0), width - 1)
+    return origin + channel * plane + row * stride + col
+
+
+@njit(cache=True, inline="always")
+def _point_response(kind, params, j, pixels, at, unclamped):
+    """Both probes are read whatever the kind (a value kind ignores the second), and
+    clamped or not is a select: no branch between reads of ``pixels``."""
+    _, row, col, pixel, _, _, _, stride, plane, _ = at
+    first, second = _probe_steps(params, j, stride, plane)
+    a = _clamped_index(at, row + int(params[j, 0]), col + int(params[j, 1]), int(params[j, 4]))
+    b = _clamped_index(at, row + int(params[j, 2]), col + int(params[j, 3]), int(params[j, 5]))
+    return _combine(kind, pixels[np.uint64(pixel + first if unclamped else a)],
+                    pixels[np.uint64(pixel + second if unclamped else b)])
+
+
+@njit(cache=True, inline="always")
+def _box_response(kind, params, j, integral, integral_offset, at):
+    _, row, col, _, _, _, _, _, _, _ = at
+    half_r = int(params[j, 6])
+    half_c = int(params[j, 7])
+    a = _box_mean(integral, integral_offset, at, row + int(params[j, 0]), col + int(params[j, 1]),
+                  int(params[j, 4]), half_r, half_c)
+    b = _box_mean(integral, integral_offset, at, row + int(params[j, 2]), col + int(params[j, 3]),
+                  int(params[j, 5]), half_r, half_c)
+    return _combine(kind - _BOX_SHIFT, a, b)
+
+
+@njit(cache=True, inline="always")
+def _volume_response(kind, params, j, pixels, at):
+    """Response of a volume kind at a voxel of a store of volumes, which is padded as far
+    as the probes reach: a probe (dz, dy, dx) away is ``dz`` slices of ``height + 2 pad``
+    rows, ``dy`` rows and ``dx`` columns away in the taller plane. Both probes are read
+    whatever the kind (a value kind ignores the second)."""
+    _, _, _, pixel, _, height, width, stride, plane, _ = at
+    slice_step = (height + stride - width) * stride  # stride - width = 2 pad
+    a = pixels[np.uint64(pixel + int(params[j, 6]) * plane + int(params[j, 0]) * slice_step
+                         + int(params[j, 1]) * stride + int(params[j, 2]))]
+    b = pixels[np.uint64(pixel + int(params[j, 7]) * plane + int(params[j, 3]) * slice_step
+                         + int(params[j, 4]) * stride + int(params[j, 5]))]
     return _combine(kind - _VOLUME_SHIFT, a, b)
 
 
 @njit(cache=True, inline="always")
-def _probe_steps(params, stride, plane):
-    """How far a point kind's two probes lie from its pixel in a store's flat pixels."""
-    return (int(params[4]) * plane + int(params[0]) * stride + int(params[1]),
-            int(params[5]) * plane + int(params[2]) * stride + int(params[3]))
+def response_rows(kinds, params, i, candidates, shift, pixels, integral, integral_offset, at,
+                  unclamped, out, start):
+    """Responses of node row i's ``candidates`` (``candidates[q] >> shift`` is a candidate
+    index k: kind ``kinds[i, k]``, parameters ``params[i * n_candidates + k]``) at one
+    sample (``at``: :func:`at_sample`; the arrays: the store's), written to
+    ``out[start:]``; the one place features read data with :func:`response_at` and
+    :func:`point_response`.
+
+    Each kind reads through its own small function whose arrays are used on every path;
+    the choice of kind is made here, in the loop. Written otherwise (arrays passed into a
+    function that reads them on some paths only), Numba takes a reference on every array
+    at every call, which costs more than the response."""
+    n_cand = kinds.shape[1]
+    for q in range(candidates.shape[0]):
+        k = candidates[q] >> shift
+        kind = kinds[i, k]
+        j = i * n_cand + k
+        if kind == KIND_DEPTH:
+            v = _depth_response(params, j, pixels, at)
+        elif kind == KIND_TABULAR:
+            v = _tabular_response(params, j, pixels, at)
+        elif kind >= KIND_VOLUME_VALUE:
+            v = _volume_response(kind, params, j, pixels, at)
+        elif kind >= KIND_BOX_VALUE:
+            v = _box_response(kind, params, j, integral, integral_offset, at)
+        else:
+            v = _point_response(kind, params, j, pixels, at, unclamped)
+        out[start + q] = v
+
+
+@njit(cache=True)
+def response_at(kind, params, j, pixels, integral, integral_offset, at, unclamped):
+    """Response of one feature ``(kind, params[j])`` at a sample (see
+    :func:`response_rows`; ``unclamped`` reads a point kind's probes without clamping them
+    to the image: the same on a store padded at least as far as the probes reach, and
+    cheaper)."""
+    if kind == KIND_DEPTH:
+        return _depth_response(params, j, pixels, at)
+    if kind == KIND_TABULAR:
+        return _tabular_response(params, j, pixels, at)
+    if kind >= KIND_VOLUME_VALUE:
+        return _volume_response(kind, params, j, pixels, at)
+    if kind >= KIND_BOX_VALUE:
+        return _box_response(kind, params, j, integral, integral_offset, at)
+    return _point_response(kind, params, j, pixels, at, unclamped)
+
+
+@njit(cache=True)
+def response(kind, params, store, image, row, col):
+    """Feature response of one sample, parameters a 1-D row (:func:`response_at`,
+    clamped)."""
+    return sample_response(kind, params.reshape(1, -1), 0, store, image, row, col, False)
+
+
+@njit(cache=True)
+def unclamped_response(kind, params, store, image, row, col):
+    """:func:`response` of a point kind, its probes read without clamping them to the
+    image: the same on a store padded at least as far as the probes reach."""
+    return sample_response(kind, params.reshape(1, -1), 0, store, image, row, col, True)
 
 
 @njit(cache=True, inline="always")
-def sample_response(kind, params, store, image, row, col, unclamped):
-    """:func:`unclamped_response` if ``unclamped``, else :func:`response`."""
-    if unclamped:
-        return unclamped_response(kind, params, store, image, row, col)
-    return response(kind, params, store, image, row, col)
+def _probe_steps(params, j, stride, plane):
+    """How far a point kind's two probes lie from its pixel in a store's flat pixels."""
+    return (int(params[j, 4]) * plane + int(params[j, 0]) * stride + int(params[j, 1]),
+            int(params[j, 5]) * plane + int(params[j, 2]) * stride + int(params[j, 3]))
+
+
+@njit(cache=True, inline="always")
+def sample_response(kind, params, j, store, image, row, col, unclamped):
+    """:func:`response_at` of one feature at one sample, from the store tuple."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    return response_at(kind, params, j, pixels, integral, integral_offset,
+                       at_sample(store, image, row, col), unclamped)
 
 
 @njit(cache=True)
@@ -232,7 +299,7 @@ def point_probe_steps(kind, params, store, image):
     second = np.zeros(kind.shape[0], np.uint64)
     for i in range(kind.shape[0]):
         if KIND_VALUE <= kind[i] <= KIND_ABSDIFF:
-            a, b = _probe_steps(params[i], stride[image], plane[image])
+            a, b = _probe_steps(params, i, stride[image], plane[image])
             first[i], second[i] = np.uint64(a), np.uint64(b)
     return first, second
 
@@ -242,6 +309,18 @@ def point_response(kind, pixels, first, second):
     """Response of a point kind whose probes are ``pixels[first]`` and ``pixels[second]``
     (equal to :func:`response` on a padded store; see :func:`point_probe_steps`)."""
     return _combine(kind, pixels[first], pixels[second])
+
+
+@njit(cache=True, inline="always")
+def depth_step_response(params, i, pixels, pixel, stride):
+    """Depth response of node i at flat index ``pixel`` of a store whose border is
+    background (0) at least as far as the node's probes reach from there: probes are read
+    at steps from the pixel, without bounds tests (equal to :func:`response_at`)."""
+    d = pixels[np.uint64(pixel)]
+    d = d if d > 0 else DEPTH_FAR
+    a = pixels[np.uint64(pixel + _round(params[i, 0] / d) * stride + _round(params[i, 1] / d))]
+    b = pixels[np.uint64(pixel + _round(params[i, 2] / d) * stride + _round(params[i, 3] / d))]
+    return (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
 
 
 @njit(cache=True)
@@ -298,6 +377,8 @@ def draw_candidates(spec, state, kinds, params):
             for p in range(4):
                 state, params[i, p] = _uniform(state, -reach, reach)
         return n
+    if family == FAMILY_VOLUME:
+        return _draw_volume(spec, state, kinds, params)
     if family == FAMILY_COLOUR:
         reach = int(spec[1])
         n_channels = int(spec[2])
@@ -322,6 +403,4 @@ def draw_candidates(spec, state, kinds, params):
                 state, params[i, 6] = next_below(state, box_max + 1)
                 state, params[i, 7] = next_below(state, box_max + 1)
         return n
-    if family == FAMILY_VOLUME:
-        return _draw_volume(spec, state, kinds, params)
     return 0

@@ -17,8 +17,10 @@ class ImageStore:
 
     Image ``i`` takes ``n_channels`` planes of ``(height[i] + 2 pad) x (width[i] + 2 pad)``
     from ``pixels[offset[i]]`` on: the image with a border of ``pad`` pixels that repeat
-    its edge, so a probe up to ``pad`` pixels outside reads what clamping to the border
-    would (traversal then skips the clamping, see :meth:`Jungle.predict_image`).
+    its edge (``border='edge'``), so a probe up to ``pad`` pixels outside reads what
+    clamping to the border would, or that are 0 (``border='zero'``: depth, where a probe
+    off the image reads background); traversal then reads probes at fixed steps from
+    the pixel (see :meth:`Jungle.classify_image`).
     ``integral`` holds, when box features need them, the (H + 1) x (W + 1) float64
     integral image of every channel, planes in channel order, image ``i`` starting at
     ``integral_offset[i]``. Planes, not interleaved channels, so that neighbouring pixels
@@ -43,6 +45,7 @@ class ImageStore:
     pad: int = 0
     depth: np.ndarray | None = None  # slices per image, for volumes (ndim 3)
     pad_z: int = 0
+    border: str = "edge"
 
     @property
     def ndim(self) -> int:
@@ -112,9 +115,10 @@ class ImageStore:
     @classmethod
     def build(cls, shapes: Sequence[tuple[int, ...]], n_channels: int,
               fill: Callable[[int, np.ndarray], None], integral: bool = False,
-              pad: int = 0, pad_z: int | None = None) -> "ImageStore":
+              pad: int = 0, pad_z: int | None = None, border: str = "edge"
+              ) -> "ImageStore":
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
-        repeating its edge, whose channels ``fill(i, planes)`` writes straight into the
+        (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)`` writes straight into the
         (n_channels, H, W) view of image ``i`` (no second copy).
 
         With ``pad_z`` (an int, 0 allowed), a store of volumes of ``shapes`` (D, H, W),
@@ -125,6 +129,8 @@ class ImageStore:
         volumes = pad_z is not None
         if pad < 0 or (volumes and pad_z < 0):
             raise ValueError(f"pads must be >= 0, got {pad} and {pad_z}")
+        if border not in ("edge", "zero"):
+            raise ValueError(f"border must be 'edge' or 'zero', got {border!r}")
         ndim = 3 if volumes else 2
         shapes = [tuple(int(n) for n in shape) for shape in shapes]
         if not shapes:
@@ -145,10 +151,10 @@ class ImageStore:
                     width=np.array([w for _, _, w in full], np.int32),
                     n_channels=int(n_channels), pad=pad,
                     depth=np.array([d for d, _, _ in full], np.int32) if volumes else None,
-                    pad_z=int(pad_z) if volumes else 0)
+                    pad_z=int(pad_z) if volumes else 0, border=border)
         for i in range(len(shapes)):
             fill(i, store.planes(i))
-            store._repeat_edges(i)
+            store._fill_border(i)
         return store.with_integrals() if integral else store
 
     def with_integrals(self) -> "ImageStore":
@@ -165,13 +171,24 @@ class ImageStore:
                                                                  p.shape[2] + 1))
         return dataclasses.replace(self, integral=table, integral_offset=integral_offset)
 
-    def _repeat_edges(self, image: int) -> None:
-        """Fill the border of image ``image`` with its edge pixels, as OpenCV's
-        BORDER_REPLICATE does (corners take the corner pixel), and a volume's border
-        slices with its first and last slice."""
+    def _fill_border(self, image: int) -> None:
+        """Fill the border of image ``image`` with 0, or with its edge pixels as OpenCV's
+        BORDER_REPLICATE does (corners take the corner pixel); a volume's border slices
+        with 0 or its first and last slice."""
         p, q = self.pad, self.pad_z
         h, w = int(self.height[image]), int(self.width[image])
         block = self._block(image)
+        if self.border == "zero":
+            if q:
+                block[:, :q] = 0
+                block[:, -q:] = 0
+            if p:
+                inner = block[:, q:block.shape[1] - q]
+                inner[:, :, :p] = 0
+                inner[:, :, p + h:] = 0
+                inner[:, :, p:p + h, :p] = 0
+                inner[:, :, p:p + h, p + w:] = 0
+            return
         if p:
             inner = block[:, q:block.shape[1] - q]
             inner[:, :, p:p + h, :p] = inner[:, :, p:p + h, p:p + 1]

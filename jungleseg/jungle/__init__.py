@@ -7,11 +7,16 @@ growth with LSearch, traversal, the trained model and the tabular estimator.
 - :mod:`._entries`: which samples each DAG trains on;
 - :mod:`._tables`: the split tables, the only step of training that reads data;
 - :mod:`._lsearch`: LSearch, optimising a level's splits and edges on histograms;
+- :mod:`._clustersearch`: ClusterSearch, clustering a level's temporary children;
+- :mod:`._baselines`: which leaves the paper's tree baselines split;
 - :mod:`._grow`: the level-by-level loop that ties them together;
+- :mod:`._assembly`: flat DAG arrays from the levels' records, and pruning;
 - :mod:`._predict`: traversal kernels;
 - :mod:`._model`: :class:`Jungle`, a trained ensemble;
 - :mod:`._classes`: the estimators' shared parameters and :class:`JungleClassifier`.
 """
+from ._assembly import NodeRecords, prune
+from ._baselines import GROWTHS
 from ._classes import MAX_DEPTH, SEARCHES, JungleBase, JungleClassifier
 from ._criterion import CRITERIA, impurity, split_gain
 from ._dag import DAG, ModelError
@@ -20,6 +25,7 @@ from ._grow import GrowParams, GrowStats, grow
 from ._model import Jungle
 from ._schedules import SCHEDULES, level_width, level_widths
 
-__all__ = ["CRITERIA", "DAG", "Entries", "GrowParams", "GrowStats", "Jungle", "JungleBase",
-           "JungleClassifier", "MAX_DEPTH", "ModelError", "SCHEDULES", "SEARCHES", "grow",
-           "impurity", "level_width", "level_widths", "split_gain"]
+__all__ = ["CRITERIA", "DAG", "Entries", "GROWTHS", "GrowParams", "GrowStats", "Jungle",
+           "JungleBase", "JungleClassifier", "MAX_DEPTH", "ModelError", "NodeRecords",
+           "SCHEDULES", "SEARCHES", "grow", "impurity", "level_width", "level_widths", "prune",
+           "split_gain"]

@@ -16,12 +16,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import Integral, Interval, RealNotInt, StrOptions
 from ..features import Samples, TabularFeatures
 from ._criterion import CRITERIA, criterion_code
+from ._baselines import GROWTHS
 from ._entries import bootstrap, every_sample
 from ._grow import GrowParams, grow
 from ._model import Jungle
 from ._schedules import SCHEDULES
 
-SEARCHES = ("lsearch", "lsearch-stochastic")
+SEARCHES = ("lsearch", "lsearch-stochastic", "clustersearch", "clustersearch-alternating")
 #: The deepest level a DAG may grow to; ``max_depth=None`` grows this far at most.
 MAX_DEPTH = 256
 
@@ -40,11 +41,16 @@ class JungleBase(BaseEstimator):
         "n_thresholds": [Interval(Integral, 1, 1 << 16, closed="both")],
         "lsearch_steps": [Interval(Integral, 0, None, closed="left")],
         "search": [StrOptions(SEARCHES)],
+        "growth": [StrOptions(GROWTHS)],
+        "max_nodes": [Interval(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
     def _grow_params(self, n_classes: int, n_candidates: int, seed: int) -> GrowParams:
         """The trainer's parameters (after ``_validate_params``)."""
+        if self.max_nodes is not None and self.growth != "priority":
+            raise ValueError(f"max_nodes applies to growth='priority' only, not "
+                             f"growth={self.growth!r}")
         return GrowParams(
             n_classes=n_classes,
             max_width=self.max_width,
@@ -56,7 +62,9 @@ class JungleBase(BaseEstimator):
             n_candidates=n_candidates,
             n_thresholds=int(self.n_thresholds),
             lsearch_steps=int(self.lsearch_steps),
-            stochastic=self.search == "lsearch-stochastic",
+            search=self.search,
+            growth=self.growth,
+            max_nodes=None if self.max_nodes is None else int(self.max_nodes),
             seed=seed,
         )
 
@@ -94,10 +102,25 @@ class JungleClassifier(ClassifierMixin, JungleBase):
     n_thresholds : int
         Thresholds tried per candidate feature, at random quantiles of its responses.
     lsearch_steps : int
-        LSearch budget per level, in sweeps over the level's parents.
-    search : {'lsearch', 'lsearch-stochastic'}
-        Full sweeps over all parents, or the paper's cheaper variant that optimises
-        randomly chosen single parents.
+        Search budget per merging level: LSearch sweeps over the level's parents, or
+        rounds of clustering and split steps for ClusterSearch's alternating variant.
+    search : {'lsearch', 'lsearch-stochastic', 'clustersearch', 'clustersearch-alternating'}
+        How a merging level chooses its splits and edges: LSearch with full sweeps over
+        all parents, or the paper's cheaper variant that optimises randomly chosen single
+        parents; or ClusterSearch, which keeps each parent's best tree split and clusters
+        the two temporary children of every parent into the level's nodes (hard KL
+        clustering: Lloyd iterations, then exact single moves), and its variant that
+        alternates the clustering with split steps.
+    growth : {'jungle', 'fixed-width-a', 'fixed-width-b', 'priority'}
+        The model to grow with the same features and objective: a jungle (or, with
+        ``max_width=None``, a standard forest), or one of the paper's bounded trees. Per
+        level, fixed-width A splits only the ``width/2`` most energetic leaves
+        (``|S| H(S)``), fixed-width B the ``width/2`` whose best splits lower the
+        objective most; the other leaves stop growing. Priority-scheduled trees queue
+        every open leaf by the objective reduction of its best split and split the top
+        ``max_width`` of the queue per iteration (the width schedule does not apply).
+    max_nodes : int or None
+        With ``growth='priority'``: a tree stops growing when it holds this many nodes.
     bootstrap : bool
         Train each DAG on a bootstrap sample (multiplicities as integer weights).
     random_state : int, RandomState or None
@@ -138,7 +161,8 @@ class JungleClassifier(ClassifierMixin, JungleBase):
     def __init__(self, n_estimators=8, max_width=256, schedule="doubling", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, criterion="entropy",
                  n_candidate_features="sqrt", n_thresholds=32, lsearch_steps=250,
-                 search="lsearch", bootstrap=False, random_state=None):
+                 search="lsearch", growth="jungle", max_nodes=None, bootstrap=False,
+                 random_state=None):
         self.n_estimators = n_estimators
         self.max_width = max_width
         self.schedule = schedule
@@ -150,6 +174,8 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         self.n_thresholds = n_thresholds
         self.lsearch_steps = lsearch_steps
         self.search = search
+        self.growth = growth
+        self.max_nodes = max_nodes
         self.bootstrap = bootstrap
         self.random_state = random_state
 

@@ -74,6 +74,15 @@ def hist_cost(hist, table, criterion):
     return g_of(n, s, table, criterion)
 
 
+@njit(cache=True)
+def node_costs(hists, table, criterion):
+    """``g`` of every row of ``hists`` (the energy ``|S| H(S)`` of each node)."""
+    out = np.empty(hists.shape[0])
+    for i in range(hists.shape[0]):
+        out[i] = hist_cost(hists[i], table, criterion)
+    return out
+
+
 def criterion_code(name: str) -> int:
     """Integer code of a criterion name ('entropy' or 'gini')."""
     try:

@@ -1,4 +1,4 @@
-"""Level-wise growth of an ensemble of DAGs (all DAGs advance one level at a time).
+"""Growth of an ensemble of DAGs or trees (all DAGs advance one level at a time).
 
 Training data are *entries*: (sample, weight) pairs, concatenated over DAGs, so that
 each DAG may have its own samples or bootstrap multiplicities. At each level every
@@ -7,35 +7,48 @@ entry sits in one node; the kernels here
 1. group entries by node and count class histograms,
 2. draw candidate features per splittable node and build, per (node, candidate), the
    left class histogram of every threshold (the only step that reads pixels),
-3. pick each node's best tree split, then run LSearch per DAG where the level is
-   narrower than twice its parents (``_lsearch``),
+3. pick each node's best tree split, then run LSearch (``_lsearch``) or ClusterSearch
+   (``_clustersearch``) per DAG where the level is narrower than twice its parents,
 4. route entries to the children.
+
+The tree baselines (``growth``, see ``_baselines``) change step 3 only: fixed-width trees
+split a chosen part of each level, priority-scheduled trees keep their open leaves, at
+any depth, in one queue (:func:`_grow_priority`). A priority tree is still stored level by
+level: a node's level is its depth, and its children are one level deeper whenever it is
+split, so the DAG format needs no other node kind.
 
 Random draws come from streams keyed by (seed, dag, level, node position in its DAG's
 level, stream), so the model does not depend on the thread count.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+
+import numba
 import numpy as np
 from numba import njit, prange
 
 from .._rng import derive
+from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features import FeatureFamily, Samples
-from ..features._kernels import draw_candidates, sample_response
-from ._criterion import make_phi_table
+from ..features._kernels import at_sample, draw_candidates, response_at
+from ._baselines import PriorityQueue, level_capacity, top_per_dag
+from ._criterion import make_phi_table, node_costs
+from ._assembly import assemble, depth_levels, level_record
 from ._dag import DAG
 from ._entries import Entries
-from ._lsearch import optimise_level
+from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
 from ._tables import THRESHOLD_SUBSAMPLE, best_candidates, split_tables
 
 _DRAW_STREAM = 2
 
-#: ``progress(level, n_nodes)``, called after each level; raising from it stops training.
+#: ``progress(level, n_nodes)``, called after each level (priority growth: each iteration);
+#: raising from it stops training.
 Progress = Callable[[int, int], None]
 
 
@@ -53,16 +66,66 @@ class GrowParams:
     n_candidates: int = 16
     n_thresholds: int = 16
     lsearch_steps: int = 250
-    stochastic: bool = False
+    search: str = "lsearch"  # lsearch, lsearch-stochastic, clustersearch(-alternating)
+    cluster_moves: bool = True  # ClusterSearch: exact single moves after Lloyd
+    growth: str = "jungle"  # or a tree baseline of _baselines.GROWTHS
+    max_nodes: int | None = None  # priority growth: nodes per tree at most
     seed: int = 0
 
 
 @dataclass
 class GrowStats:
-    """Where training time went, and the objective per level (summed over DAGs)."""
+    """Where training time went, the objective after each level or iteration (summed over
+    DAGs), per DAG the ``_assembly.NodeRecords`` of its nodes (see ``prune``), and how many
+    (sample, candidate) feature evaluations the split tables took."""
 
     seconds: dict = field(default_factory=lambda: {"features": 0.0, "lsearch": 0.0, "route": 0.0})
     objective: list = field(default_factory=list)
+    nodes: list = field(default_factory=list)
+    evaluations: int = 0
+
+
+@dataclass(frozen=True)
+class _Training:
+    """The data and parameters every step of growth reads."""
+
+    store: tuple
+    samples: object
+    entries: Entries
+    spec: np.ndarray
+    n_params: int
+    params: GrowParams
+    phi_table: np.ndarray
+    unclamped: bool
+
+
+@dataclass(frozen=True)
+class _Splits:
+    """The best tree split of each evaluated node (rows), and its split tables if kept."""
+
+    nodes: np.ndarray
+    dags: np.ndarray
+    kinds: np.ndarray
+    params: np.ndarray
+    thresholds: np.ndarray
+    best_k: np.ndarray
+    best_t: np.ndarray
+    best_cost: np.ndarray
+    table: np.ndarray
+    wl: np.ndarray
+    tree_cost: np.ndarray
+
+    def subset(self, rows) -> _Splits:
+        n = self.nodes.shape[0]
+        return _Splits(*(a[rows] if a.shape[0] == n else a  # tables not kept: no rows
+                         for a in (self.nodes, self.dags, self.kinds, self.params,
+                                   self.thresholds, self.best_k, self.best_t, self.best_cost,
+                                   self.table, self.wl, self.tree_cost)))
+
+    def chosen(self, k, t) -> tuple:
+        """(kind, parameters, threshold) of each row's split (k, t)."""
+        rows = np.arange(self.nodes.size)
+        return self.kinds[rows, k], self.params[rows, k], self.thresholds[rows, k, t]
 
 
 @njit(cache=True)
@@ -113,22 +176,36 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def route(nodes, order, start, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
-          params, threshold, left, right, n_entries):
-    """Send each entry of a split node to its left or right child (global ids)."""
-    new_node = np.full(n_entries, -1, np.int64)
-    for i in prange(nodes.shape[0]):
-        for q in range(start[nodes[i]], start[nodes[i] + 1]):
-            e = order[q]
-            s = entry_sample[e]
-            v = sample_response(kind[i], params[i], store, s_image[s], s_row[s], s_col[s],
-                                unclamped)
-            new_node[e] = left[i] if v < threshold[i] else right[i]
+def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
+          params, threshold, left, right, n_workers):
+    """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
+    if it did not split) to its left or right child (global ids); other entries retire
+    (-1). Entries are visited in entry order, image by image; where an entry goes depends
+    on its own response only."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    n = entry_node.shape[0]
+    new_node = np.full(n, -1, np.int64)
+    n_tasks = min(n, n_workers * TASKS_PER_WORKER)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            task = claim(counter)
+            if task >= n_tasks:
+                break
+            for e in range(task * n // n_tasks, (task + 1) * n // n_tasks):
+                if entry_node[e] < 0 or node_row[entry_node[e]] < 0:
+                    continue
+                i = node_row[entry_node[e]]
+                s = entry_sample[e]
+                v = response_at(kind[i], params, i, pixels, integral, integral_offset,
+                                at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
+                new_node[e] = left[i] if v < threshold[i] else right[i]
     return new_node
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
-         params: GrowParams, progress: Progress | None = None, unclamped: bool = False) -> tuple[list[DAG], GrowStats]:
+         params: GrowParams, progress: Progress | None = None, unclamped: bool = False
+         ) -> tuple[list[DAG], GrowStats]:
     """Grow one DAG per DAG of ``entries``, level by level.
 
     ``samples`` has ``image, row, col`` and ``label`` (0..n_classes-1) arrays;
@@ -139,132 +216,248 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
     on a store padded at least that far.
     """
     p = params
-    spec, n_params = family.spec(), family.n_params
-    entry_sample, entry_weight, entry_dag = entries.sample, entries.weight, entries.dag
-    n_dags = entries.n_dags
-    label = samples.label
-    max_weight = int(np.bincount(entry_dag, weights=entry_weight).max())
+    max_weight = int(np.bincount(entries.dag, weights=entries.weight).max())
     if max_weight >= 2**31:
         raise ValueError("a DAG's total sample weight must stay below 2^31")
-    phi_table = make_phi_table(max_weight, p.criterion)
+    training = _Training(store, samples, entries, family.spec(), family.n_params, p,
+                         make_phi_table(max_weight, p.criterion), unclamped)
     stats = GrowStats()
-    entry_node = entry_dag.astype(np.int64)  # level 0: node g is the root of DAG g
+    if p.growth == "priority":
+        levels = _grow_priority(training, stats, progress)
+    else:
+        levels = _grow_levels(training, stats, progress)
+    dags, stats.nodes = assemble(levels, entries.n_dags, family.n_params, p.n_classes)
+    return dags, stats
+
+
+def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth: int, order,
+                 start, P, keep_table: bool) -> _Splits:
+    """Draw candidates for ``nodes`` (global ids into ``start``) of level ``depth``, build
+    their split tables and keep each node's best split; nodes without a valid split are
+    left out (they stay leaves)."""
+    p, samples = tr.params, tr.samples
+    with threads(workers_for(nodes.size * p.n_candidates * 64)):
+        kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, dags, positions, depth,
+                                               p.n_candidates, tr.n_params)
+    thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
+        nodes, order, start, tr.entries.sample, tr.entries.weight, samples.image, samples.row,
+        samples.col, samples.label, tr.store, tr.unclamped, kinds, cand_params, n_drawn,
+        p.seed, dags, positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P, keep_table,
+        p.min_samples_leaf, tr.phi_table, p.criterion)
+    sizes = start[nodes + 1] - start[nodes]
+    stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
+    best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
+    ok = np.isfinite(best_cost)
+    if keep_table and not ok.all():  # in place: no second copy of the largest arrays
+        table, wl, tree_cost = (_kept_rows(a, ok) for a in (table, wl, tree_cost))
+    splits = _Splits(nodes, dags, kinds, cand_params, thresholds, best_k, best_t, best_cost,
+                     table, wl, tree_cost)
+    return splits if ok.all() else splits.subset(ok)
+
+
+def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``array[keep]`` for a boolean ``keep``, moved to the front of ``array`` in place."""
+    for j, i in enumerate(np.flatnonzero(keep)):
+        if i != j:
+            array[j] = array[i]
+    return array[:int(keep.sum())]
+
+
+def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, threshold, left,
+           right):
+    """New node of every entry of ``nodes`` (global ids below ``n_nodes``); -1 for all
+    other entries."""
+    node_row = np.full(n_nodes, -1, np.int64)
+    node_row[nodes] = np.arange(nodes.size)
+    s = tr.samples
+    with threads(workers_for(entry_node.shape[0])):
+        return route(entry_node, node_row, tr.entries.sample, s.image, s.row, s.col, tr.store,
+                     tr.unclamped, kind, params, threshold, left, right,
+                     numba.get_num_threads())
+
+
+def _search_level(tr: _Training, sp: _Splits, P, dag_start, n_children: int, depth: int):
+    """Splits and edges of a merging level: LSearch or ClusterSearch per DAG."""
+    p = tr.params
+    with threads(workers_for(sp.table.size)):
+        return optimise_level(dag_start, np.arange(tr.entries.n_dags, dtype=np.int64),
+                              n_children, sp.table, sp.wl, sp.tree_cost, P, sp.best_k,
+                              sp.best_t, p.lsearch_steps, METHODS[p.search], p.cluster_moves,
+                              p.seed, depth, tr.phi_table, p.criterion, numba.get_num_threads())
+
+
+def _splittable(p: GrowParams, hist, depth) -> np.ndarray:
+    weight = hist.sum(axis=1)
+    return ((depth < p.max_depth)
+            & (weight >= max(p.min_samples_split, 2 * p.min_samples_leaf))
+            & ((hist > 0).sum(axis=1) > 1))
+
+
+def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
+    """Jungles, standard trees and fixed-width trees: every DAG grows one level a step."""
+    p = tr.params
+    entry_sample, entry_weight = tr.entries.sample, tr.entries.weight
+    n_dags = tr.entries.n_dags
+    entry_node = tr.entries.dag.astype(np.int64)  # level 0: node g is the root of DAG g
     node_dag = np.arange(n_dags, dtype=np.int64)
+    n_split = np.zeros(n_dags, np.int64)  # splits so far, per DAG
     levels = []
     for depth in range(p.max_depth + 1):
         t0 = time.perf_counter()
         n_nodes = node_dag.shape[0]
         order, start = group_by_node(entry_node, n_nodes)
-        hist = node_histograms(order, start, entry_sample, entry_weight, label, p.n_classes)
-        weight = hist.sum(axis=1)
-        splittable = (
-            (depth < p.max_depth)
-            & (weight >= max(p.min_samples_split, 2 * p.min_samples_leaf))
-            & ((hist > 0).sum(axis=1) > 1)
-        )
-        level = {"dag": node_dag, "hist": hist, "split": np.zeros(n_nodes, bool)}
+        with threads(workers_for(order.shape[0])):
+            hist = node_histograms(order, start, entry_sample, entry_weight, tr.samples.label,
+                                   p.n_classes)
+        level = level_record(node_dag, hist)
         levels.append(level)
-        nodes = np.flatnonzero(splittable)
+        nodes = np.flatnonzero(_splittable(p, hist, depth))
+        n_children = level_width(p.schedule, p.max_width, depth + 1)
+        energy = node_costs(hist, tr.phi_table, p.criterion)
+        if p.growth == "fixed-width-a":  # only the most energetic leaves are split
+            nodes = nodes[top_per_dag(energy[nodes], node_dag[nodes], level_capacity(n_children))]
         if nodes.size == 0:
             break
         dag_first = np.searchsorted(node_dag, np.arange(n_dags))
-        positions = nodes - dag_first[node_dag[nodes]]
         dags = node_dag[nodes]
-        kinds, cand_params, n_drawn = draw_all(spec, p.seed, dags, positions, depth,
-                                               p.n_candidates, n_params)
-        n_children = level_width(p.schedule, p.max_width, depth + 1)
         most_parents = int(np.bincount(dags, minlength=n_dags).max())
-        keep_table = n_children < 2 * most_parents  # some DAG must merge: LSearch
-        thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
-            nodes, order, start, entry_sample, entry_weight, samples.image, samples.row,
-            samples.col, label, store, unclamped, kinds, cand_params, n_drawn, p.seed, dags,
-            positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, hist[nodes], keep_table,
-            p.min_samples_leaf, phi_table, p.criterion)
-        best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
-        ok = np.isfinite(best_cost)
-        if not ok.all():  # no valid split: these nodes stay leaves
-            nodes, dags, kinds, cand_params, thresholds, best_k, best_t, best_cost = (
-                a[ok] for a in (nodes, dags, kinds, cand_params, thresholds, best_k, best_t,
-                                best_cost))
-            if keep_table:
-                table, wl, tree_cost = table[ok], wl[ok], tree_cost[ok]
+        keep_table = p.growth == "jungle" and n_children < 2 * most_parents  # must merge
+        sp = _best_splits(tr, stats, nodes, dags, nodes - dag_first[dags], depth, order,
+                          start, hist[nodes], keep_table)
+        level["gain"][sp.nodes] = energy[sp.nodes] - sp.best_cost
+        if p.growth == "fixed-width-b":  # only the splits that gain most are kept
+            sp = sp.subset(top_per_dag(level["gain"][sp.nodes], sp.dags,
+                                       level_capacity(n_children)))
         t1 = time.perf_counter()
         stats.seconds["features"] += t1 - t0
-        if nodes.size == 0:
+        if sp.nodes.size == 0:
             break
-        dag_start = np.searchsorted(dags, np.arange(n_dags + 1))
+        dag_start = np.searchsorted(sp.dags, np.arange(n_dags + 1))
         n_children = min(n_children, 2 * int(np.diff(dag_start).max()))
+        local = np.arange(sp.nodes.size) - dag_start[sp.dags]
         if keep_table:
-            k, t, left, right, energy = optimise_level(
-                dag_start, np.arange(n_dags, dtype=np.int64), n_children, table, wl,
-                tree_cost, hist[nodes], best_k, best_t, p.lsearch_steps,
-                p.stochastic, p.seed, depth, phi_table, p.criterion)
+            k, t, left, right, energy = _search_level(tr, sp, hist[sp.nodes], dag_start,
+                                                      n_children, depth)
             stats.objective.append(float(energy.sum()))
         else:  # a tree level: every parent gets two children of its own
-            local = np.arange(nodes.size) - dag_start[dags]
-            k, t, left, right = best_k, best_t, 2 * local, 2 * local + 1
-            stats.objective.append(float(best_cost.sum()))
+            k, t, left, right = sp.best_k, sp.best_t, 2 * local, 2 * local + 1
+            stats.objective.append(float(sp.best_cost.sum()))
+        sp = dataclasses.replace(sp, table=sp.table[:0], wl=sp.wl[:0],
+                                 tree_cost=sp.tree_cost[:0])  # freed before the next level
         t2 = time.perf_counter()
         stats.seconds["lsearch"] += t2 - t1
         # children that received samples, numbered by (dag, child) in the next level
-        keys = np.concatenate([dags * n_children + left, dags * n_children + right])
+        keys = np.concatenate([sp.dags * n_children + left, sp.dags * n_children + right])
         used = np.unique(keys)
-        left_id = np.searchsorted(used, dags * n_children + left)
-        right_id = np.searchsorted(used, dags * n_children + right)
-        rows = np.arange(nodes.size)
-        kind_chosen = kinds[rows, k]
-        params_chosen = cand_params[rows, k]
-        thr_chosen = thresholds[rows, k, t]
-        entry_node = route(nodes, order, start, entry_sample, samples.image, samples.row,
-                           samples.col, store, unclamped, kind_chosen, params_chosen,
-                           thr_chosen, left_id, right_id, entry_node.shape[0])
-        level["split"][nodes] = True
-        level.update(nodes=nodes, kind=kind_chosen, params=params_chosen,
+        left_id = np.searchsorted(used, sp.dags * n_children + left)
+        right_id = np.searchsorted(used, sp.dags * n_children + right)
+        kind_chosen, params_chosen, thr_chosen = sp.chosen(k, t)
+        entry_node = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen, params_chosen,
+                            thr_chosen, left_id, right_id)
+        level["split"][sp.nodes] = True
+        level["round"][sp.nodes] = depth
+        level["rank"][sp.nodes] = n_split[sp.dags] + local
+        n_split += np.diff(dag_start)
+        level.update(nodes=sp.nodes, kind=kind_chosen, params=params_chosen,
                      threshold=thr_chosen, left=left_id, right=right_id)
         node_dag = used // n_children
         stats.seconds["route"] += time.perf_counter() - t2
         if progress is not None:
             progress(depth, int(used.size))
-    return _assemble(levels, n_dags, n_params, p.n_classes), stats
+    return levels
 
 
-def _assemble(levels: list[dict], n_dags: int, n_params: int, n_classes: int) -> list[DAG]:
-    """Per-DAG flat arrays from the per-level records (global ids -> DAG-local ids)."""
-    firsts = [np.searchsorted(lev["dag"], np.arange(n_dags + 1)) for lev in levels]
-    dags = []
-    for g in range(n_dags):
-        counts = [int(f[g + 1] - f[g]) for f in firsts]
-        while counts and counts[-1] == 0:
-            counts.pop()
-        level_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
-        n_nodes = int(level_start[-1])
-        kind = np.zeros(n_nodes, np.uint8)
-        prm = np.zeros((n_nodes, n_params), np.float32)
-        threshold = np.zeros(n_nodes, np.float32)
-        left = np.zeros(n_nodes, np.int32)
-        right = np.zeros(n_nodes, np.int32)
-        leaf_hists = []
-        n_leaves = 0
-        for d in range(len(counts)):
-            lev, lo, hi = levels[d], int(firsts[d][g]), int(firsts[d][g + 1])
-            base = int(level_start[d])
-            split = lev["split"][lo:hi]
-            leaves = np.flatnonzero(~split)
-            leaf_ids = n_leaves + np.arange(leaves.size)
-            left[base + leaves] = -1 - leaf_ids
-            right[base + leaves] = -1 - leaf_ids
-            leaf_hists.append(lev["hist"][lo + leaves])
-            n_leaves += leaves.size
-            if split.any():
-                sel = (lev["nodes"] >= lo) & (lev["nodes"] < hi)
-                local = lev["nodes"][sel] - lo + base
-                child_base = int(level_start[d + 1]) - int(firsts[d + 1][g])
-                kind[local] = lev["kind"][sel]
-                prm[local] = lev["params"][sel]
-                threshold[local] = lev["threshold"][sel]
-                left[local] = lev["left"][sel] + child_base
-                right[local] = lev["right"][sel] + child_base
-        hists = np.concatenate(leaf_hists).astype(np.float64)
-        leaf_value = (hists / hists.sum(axis=1, keepdims=True)).astype(np.float32)
-        dags.append(DAG(level_start, kind, prm, threshold, left, right, leaf_value))
-    return dags
+def _grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
+    """Priority-scheduled trees: each iteration splits the queued leaves of largest
+    reduction, at most M per tree (``_baselines``); returns per-depth level records.
+
+    Nodes get global ids in creation order; each also has a depth and a position (its
+    index among the nodes of its tree and depth, in creation order), which key its random
+    draws as in level-wise growth. Children are created in (tree, depth, position) order
+    of their parents, so with M unlimited this grows the standard tree.
+    """
+    p = tr.params
+    entry_sample, entry_weight = tr.entries.sample, tr.entries.weight
+    n_dags = tr.entries.n_dags
+    entry_node = tr.entries.dag.astype(np.int64)
+    new = {"dag": np.arange(n_dags, dtype=np.int64), "depth": np.zeros(n_dags, np.int64),
+           "position": np.zeros(n_dags, np.int64)}  # the nodes created last iteration
+    created = {}  # (dag, depth) -> nodes created so far
+    record = {name: [] for name in ("dag", "depth", "position", "hist", "gain")}
+    splits = {name: [] for name in ("node", "kind", "params", "threshold", "left", "right",
+                                    "round", "rank")}
+    queue = PriorityQueue()
+    n_nodes = np.ones(n_dags, np.int64)
+    n_split = np.zeros(n_dags, np.int64)
+    first, n_total = 0, n_dags
+    for iteration in range(1 << 30):
+        t0 = time.perf_counter()
+        order, start = group_by_node(entry_node, n_total)
+        hist = node_histograms(order, start[first:], entry_sample, entry_weight,
+                               tr.samples.label, p.n_classes)
+        energy = node_costs(hist, tr.phi_table, p.criterion)
+        if iteration == 0:
+            objective = float(energy.sum())  # later: lowered by each split's reduction
+        gain = np.full(hist.shape[0], np.nan)
+        splittable = _splittable(p, hist, new["depth"])
+        for depth in np.unique(new["depth"][splittable]):
+            rows = np.flatnonzero(splittable & (new["depth"] == depth))
+            sp = _best_splits(tr, stats, first + rows, new["dag"][rows],
+                              new["position"][rows], int(depth), order, start, hist[rows], False)
+            rows = sp.nodes - first
+            gain[rows] = energy[rows] - sp.best_cost
+            kind, params, threshold = sp.chosen(sp.best_k, sp.best_t)
+            queue.push(node=sp.nodes, dag=sp.dags, depth=new["depth"][rows],
+                       position=new["position"][rows], reduction=gain[rows], kind=kind,
+                       params=params, threshold=threshold)
+        for name in ("dag", "depth", "position"):
+            record[name].append(new[name])
+        record["hist"].append(hist)
+        record["gain"].append(gain)
+        retired = np.zeros(n_total + 1, bool)  # the new leaves (index -1: already retired)
+        retired[first:n_total] = np.isnan(gain)
+        entry_node[retired[entry_node]] = -1
+        t1 = time.perf_counter()
+        stats.seconds["features"] += t1 - t0
+        room = None if p.max_nodes is None else np.maximum(p.max_nodes - n_nodes, 0) // 2
+        capacity = room if p.max_width is None else (
+            p.max_width if room is None else np.minimum(room, p.max_width))
+        batch = queue.pop(capacity)
+        if not batch or batch["node"].size == 0:
+            break
+        b = batch["node"].size
+        dag_start = np.searchsorted(batch["dag"], np.arange(n_dags + 1))
+        splits["rank"].append(n_split[batch["dag"]] + np.arange(b) - dag_start[batch["dag"]])
+        splits["round"].append(np.full(b, iteration, np.int64))
+        n_split += np.diff(dag_start)
+        n_nodes += 2 * np.diff(dag_start)
+        objective -= batch["reduction"].sum()
+        stats.objective.append(float(objective))
+        # children in (tree, depth, position) order of their parents
+        by_place = np.lexsort((batch["position"], batch["depth"], batch["dag"]))
+        child_dag = np.repeat(batch["dag"][by_place], 2)
+        child_depth = np.repeat(batch["depth"][by_place] + 1, 2)
+        child_position = np.empty(2 * b, np.int64)
+        for q in range(2 * b):
+            key = (int(child_dag[q]), int(child_depth[q]))
+            child_position[q] = created.get(key, 0)
+            created[key] = child_position[q] + 1
+        left = np.empty(b, np.int64)
+        right = np.empty(b, np.int64)
+        left[by_place] = n_total + 2 * np.arange(b)
+        right[by_place] = n_total + 2 * np.arange(b) + 1
+        moved = _route(tr, entry_node, n_total, batch["node"], batch["kind"], batch["params"],
+                       batch["threshold"], left, right)
+        entry_node = np.where(moved >= 0, moved, entry_node)
+        for name in ("node", "kind", "params", "threshold"):
+            splits[name].append(batch[name])
+        splits["left"].append(left)
+        splits["right"].append(right)
+        new = {"dag": child_dag, "depth": child_depth, "position": child_position}
+        first, n_total = n_total, n_total + 2 * b
+        stats.seconds["route"] += time.perf_counter() - t1
+        if progress is not None:
+            progress(iteration, int(n_nodes.sum()))
+    return depth_levels({k: np.concatenate(v) for k, v in record.items()},
+                         {k: np.concatenate(v) for k, v in splits.items()} if splits["node"]
+                         else None)

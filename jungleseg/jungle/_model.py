@@ -9,7 +9,10 @@ from numpy.typing import ArrayLike
 
 from ..features import FeatureFamily, ImageStore, Samples
 from ._dag import DAG, ModelError
-from ._predict import predict_image, predict_proba
+import numba
+
+from .._workers import threads, workers_for
+from ._predict import CLAMPED, DEPTH_STEPS, POINT_STEPS, predict_pixels, predict_proba
 
 
 @dataclass(eq=False)
@@ -98,16 +101,50 @@ class Jungle:
                       ) -> np.ndarray:
         """Class probabilities (H, W, n_classes) float32 of one image of the store;
         pixels outside ``mask`` (where given) stay zero."""
+        h, w = int(store.height[image]), int(store.width[image])
+        return self.classify_image(store, image, _pixels(mask, h, w))[1].reshape(h, w, -1)
+
+    def classify_image(self, store: ImageStore, image: int = 0, index=None,
+                       probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Class indices of the listed pixels of one image (flat ``row * width + col``,
+        all pixels by default), and with ``probabilities`` the (H * W, n_classes) float32
+        probabilities, zero at pixels not listed; without, no per-class array is made
+        (the labels are the same). Probes are read at fixed steps where the store's
+        border allows it (same result, faster)."""
         self.family.check_store(store)
         if store.ndim == 3:
-            raise ValueError("a volume is traversed by predict_volume, not predict_image")
-        mask = np.zeros((0, 0), np.uint8) if mask is None else np.ascontiguousarray(mask, np.uint8)
+            raise ValueError("a volume is traversed by predict_volume, not by image")
         h, w = int(store.height[image]), int(store.width[image])
-        if mask.size and mask.shape != (h, w):
-            raise ValueError(f"mask shape {mask.shape} does not match the image ({h}, {w})")
+        index = np.arange(h * w, dtype=np.int64) if index is None else np.asarray(index,
+                                                                                   np.int64)
+        proba = np.zeros((h * w if probabilities else 0, self.n_classes), np.float32)
+        labels = np.empty(index.shape[0], np.int32)
+        with threads(workers_for(index.shape[0] * self.max_feature_evaluations)):
+            predict_pixels(*self._packed, store.as_tuple(), image, index,
+                           self._read_mode(store, image, index), proba, labels,
+                           numba.get_num_threads())
+        return labels, (proba if probabilities else None)
+
+    def _read_mode(self, store: ImageStore, image: int, index: np.ndarray) -> int:
+        """How traversal may read probes on this store: at fixed steps when its border
+        reaches as far as every split node probes from the listed pixels."""
         reach = self.point_reach
-        direct = reach is not None and store.pad >= reach
-        return predict_image(*self._packed, store.as_tuple(), image, mask, direct)
+        if reach is not None and store.pad >= reach:
+            return POINT_STEPS
+        if self.family.name == "depth" and store.border == "zero" and index.size:
+            _, origin, _, width, stride, _, _, _ = store.as_tuple()
+            w = int(width[image])
+            at = origin[image] + (index // w) * stride[image] + index % w
+            nearest = float(store.pixels[at].min())  # depth probes reach farthest there
+            if nearest > 0 and store.pad >= int(np.ceil(self._largest_offset / nearest)) + 1:
+                return DEPTH_STEPS
+        return CLAMPED
+
+    @cached_property
+    def _largest_offset(self) -> float:
+        """The largest parameter magnitude of any split node (for depth, in pixel-metres)."""
+        return float(max(np.abs(d.feature_params[d.left >= 0]).max(initial=0)
+                         for d in self.dags))
 
     def predict_volume(self, store: ImageStore, image: int = 0,
                        slices: ArrayLike | None = None) -> np.ndarray:
@@ -134,12 +171,16 @@ class Jungle:
                 np.full(n, height[image], height.dtype), np.full(n, width[image], width.dtype),
                 np.full(n, stride[image], stride.dtype), np.full(n, plane[image], plane.dtype),
                 integral, integral_offset)
-        out = np.empty((n, int(height[image]), int(width[image]), self.n_classes), np.float32)
-        no_mask = np.zeros((0, 0), np.uint8)
-        for j in range(n):
-            out[j] = predict_image(node_start, leaf_start, kind, params, threshold, left, right,
-                                   leaf_value, view, j, no_mask, True)
-        return out
+        h, w = int(height[image]), int(width[image])
+        out = np.empty((n, h * w, self.n_classes), np.float32)
+        every_pixel = np.arange(h * w, dtype=np.int64)
+        labels = np.empty(h * w, np.int32)
+        with threads(workers_for(h * w * self.max_feature_evaluations)):
+            for j in range(n):
+                predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
+                               leaf_value, view, j, every_pixel, POINT_STEPS, out[j], labels,
+                               numba.get_num_threads())
+        return out.reshape(n, h, w, self.n_classes)
 
     @cached_property
     def point_reach(self) -> int | None:
@@ -151,3 +192,13 @@ class Jungle:
         offsets = [np.abs(d.feature_params[d.left >= 0, :4]).max(initial=0) for d in self.dags]
         reach = int(max(offsets))
         return reach if reach <= self.family.point_reach else None
+
+
+def _pixels(mask, h: int, w: int) -> np.ndarray | None:
+    """Flat indices of a mask's nonzero pixels (None: every pixel)."""
+    if mask is None:
+        return None
+    mask = np.asarray(mask)
+    if mask.shape != (h, w):
+        raise ValueError(f"mask shape {mask.shape} does not match the image ({h}, {w})")
+    return np.flatnonzero(mask)

@@ -5,18 +5,41 @@ Building them is the one step of training that reads data; everything after it
 A candidate's thresholds are drawn at stratified random quantiles of its responses on a
 random subsample of the node's entries, from a stream keyed by (seed, DAG, level, node,
 candidate), so the tables do not depend on the thread count.
+
+Evaluation order (:mod:`._evaluation`). A level's entries are visited in entry order,
+which is image order and within an image pixel order (samples are drawn that way and
+entries keep their order), and every candidate a sample needs is evaluated while the
+pixels around it are in cache: sample-major, across all the level's nodes at once, so
+that each image is brought into cache once per pass however many nodes its samples have
+reached. Counting stays cheap because it happens apart from evaluation, node by node,
+where a node's thresholds and counts are in cache: a count of the candidate's T sorted
+thresholds below the response, and one increment. Two passes per level:
+
+1. *Subsamples*: the responses thresholds are drawn from (a node's every response when it
+   holds at most ``THRESHOLD_SUBSAMPLE`` entries, which also gives its counts; else that
+   many draws per candidate, grouped by entry so each entry evaluates its drawn
+   candidates together). Thresholds follow, node by node.
+2. *Counting* (nodes with more entries): batches of entries in entry order evaluate all
+   their node's candidates into a buffer, grouped by node; then each node counts its rows.
+
+Nodes are processed in *waves* whose buffers stay within ``_WAVE_BYTES`` (or the level's
+tables, if larger), so memory stays bounded on wide levels; each wave passes over the
+images once more, so waves are few. Counts are integers, so the tables are exact whatever the
+order, the batching or the thread count.
 """
+import numba
 import numpy as np
 from numba import njit, prange
 
-from .._rng import derive, next_below, next_uniform
-from ..features._kernels import sample_response
+from .._rng import advance, derive, next_uniform
+from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ._criterion import g_of, phi
+from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
+                          evaluate_subsamples, split_by_cost, wave_entries)
 
-THRESHOLD_STREAM = 3
-#: Responses per (node, candidate) among which thresholds are drawn.
+#: Responses per (node, candidate) among which thresholds are drawn (a power of two).
 THRESHOLD_SUBSAMPLE = 256
-_SCRATCH_CHUNKS = 64  # chunks of split_tables jobs, each with its own scratch arrays
+_WAVE_BYTES = 64 << 20  # buffers of one wave of nodes: subsample responses, draws, counts
 
 
 @njit(cache=True)
@@ -48,7 +71,280 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
     return best_t, best
 
 
+@njit(cache=True, inline="always")
+def _bin(thresholds, i, k, v):
+    """How many of node i's candidate k's thresholds are <= v, i.e. NumPy's
+    ``searchsorted(..., side='right')`` over the sorted thresholds (the unused ones are NaN
+    and never count): v goes left of threshold t iff t >= this bin. A count rather than a
+    search: it has no branch to mispredict, and it vectorises."""
+    t = 0
+    for j in range(thresholds.shape[2]):
+        t += thresholds[i, k, j] <= v
+    return t
+
+
+@njit(cache=True, inline="always")
+def _sort(values, keys, spare, counts):
+    """Sort float32 ``values`` in place: a radix sort of their bits made order-preserving
+    (negative values flipped whole, positive ones given the sign bit), 8 bits a pass,
+    skipping passes where every key has the same digit; several times faster than a
+    comparison sort on a few hundred values, and the same order (0 and -0, the only
+    equal values with different bits, end up with -0 first, which no threshold can
+    tell apart)."""
+    n = values.shape[0]
+    bits = values.view(np.uint32)
+    for q in range(n):
+        x = bits[q]
+        keys[q] = ~x if x >> np.uint32(31) else x | np.uint32(0x80000000)
+    src = keys[:n]
+    dst = spare[:n]
+    for shift in range(0, 32, 8):
+        sh = np.uint32(shift)
+        counts[:] = 0
+        for q in range(n):
+            counts[(src[q] >> sh) & np.uint32(255)] += 1
+        if counts[(src[0] >> sh) & np.uint32(255)] == n:
+            continue  # every key has this digit: nothing moves
+        acc = 0
+        for b in range(256):
+            c = counts[b]
+            counts[b] = acc
+            acc += c
+        for q in range(n):
+            d = (src[q] >> sh) & np.uint32(255)
+            dst[counts[d]] = src[q]
+            counts[d] += 1
+        src, dst = dst, src
+    for q in range(n):
+        x = src[q]
+        bits[q] = x & np.uint32(0x7FFFFFFF) if x >> np.uint32(31) else ~x
+
+
+@njit(cache=True)
+def _columns(P, i, column, classes):
+    """The classes node i holds (``classes[:ns]``) and each class's compact column."""
+    ns = 0
+    for c in range(P.shape[1]):
+        column[c] = -1
+        if P[i, c] > 0:
+            column[c] = ns
+            classes[ns] = c
+            ns += 1
+    return ns
+
+
+@njit(cache=True)
+def _finalise(i, counts, layout, ns, classes, n_drawn, n_thr, P, keep_table, table, wl,
+              tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf, costs_buf,
+              min_leaf, phi_table, criterion):
+    """Node i's left histograms from its bin counts (see :func:`_layout`): each
+    candidate's best threshold and cost, and with ``keep_table`` its table (cumulated in
+    place when the counts are the table), left weights and tree costs."""
+    parent = parent_buf[:ns]
+    for c in range(ns):
+        parent[c] = P[i, classes[c]]
+    for k in range(n_drawn):
+        m = n_thr[i, k]
+        if m == 0:
+            continue
+        left = left_buf[:m, :ns]
+        w_left = w_left_buf[:m]
+        w_left[:] = 0
+        for c in range(ns):
+            acc = 0
+            for t in range(m):
+                acc += counts[_at(layout, k, t, c, classes)]
+                left[t, c] = acc
+                w_left[t] += acc
+        costs = costs_buf[:m]
+        cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, parent, min_leaf,
+                                                       phi_table, criterion, costs)
+        if keep_table:
+            for t in range(m):
+                wl[i, k, t] = w_left[t]
+                tree_cost[i, k, t] = costs[t]
+                for c in range(ns):
+                    table[i, k, t, classes[c]] = left[t, c]
+
+
+@njit(cache=True, inline="always")
+def _layout(offset, n_drawn, n_t, n_classes, in_table):
+    """Where a node's count of (candidate k, bin t, class c) lies: ``offset + k * sk + t *
+    st + c * sc``. In an LSearch level's table (``in_table``), c is the class itself;
+    elsewhere counts are compact, c-major over the node's classes (``_at``)."""
+    if in_table:
+        return (offset, n_t * n_classes, n_classes, 1, 1)
+    return (offset, n_t, 1, n_drawn * n_t, 0)
+
+
+@njit(cache=True, inline="always")
+def _at(layout, k, t, c, classes):
+    """Index of (candidate k, bin t, compact class c) in a node's counts."""
+    offset, sk, st, sc, full = layout
+    return offset + k * sk + t * st + (classes[c] if full else c) * sc
+
+
+@njit(cache=True, inline="always")
+def _count_sample(counts, layout, column_base, n_k, thresholds, n_thr, i, responses, base, w):
+    """Bin one sample's responses ``responses[base + k]`` and add its weight ``w`` to the
+    counts of its class (``column_base``: the class's offset, see :func:`_layout`)."""
+    _, sk, st, _, _ = layout
+    for k in range(n_k):
+        m_k = n_thr[i, k]
+        if m_k > 0:
+            t = _bin(thresholds, i, k, responses[base + k])
+            if t < m_k:
+                counts[column_base + k * sk + t * st] += w
+
+
+@njit(cache=True, inline="always")
+def _class_base(layout, c, classes):
+    offset, _, _, sc, full = layout
+    return offset + (classes[c] if full else c) * sc
+
+
 @njit(parallel=True, cache=True, nogil=True)
+def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_dest,
+                values, seed, dags, positions, level, order, entry_sample, entry_weight,
+                label, P, thresholds, n_thr, counts, count_off, keep_table, table, wl,
+                tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, n_workers):
+    """Thresholds of every candidate of node rows ``a:b`` from their subsample responses,
+    as the draws made them (stratified random quantiles, no more thresholds than gaps in
+    the subsample; none for a candidate constant on it). Small nodes, whose subsample is
+    every response, are also counted and finalised here; large nodes get zero counts for
+    pass 2."""
+    n_cand = thresholds.shape[1]
+    n_t = thresholds.shape[2]
+    n_classes = P.shape[1]
+    flat_table = table.reshape(-1)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        sub_buf = np.empty(n_cand * n_sub, np.float32)
+        keys = np.empty(n_sub, np.uint32)
+        spare = np.empty(n_sub, np.uint32)
+        digit_counts = np.empty(256, np.int64)
+        column = np.empty(n_classes, np.int64)
+        classes = np.empty(n_classes, np.int64)
+        scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
+        left_buf = np.empty((n_t, n_classes), np.int64)
+        w_left_buf = np.empty(n_t, np.int64)
+        parent_buf = np.empty(n_classes, np.int64)
+        costs_buf = np.empty(n_t)
+        while True:
+            task = claim(counter)
+            if task >= b - a:
+                break
+            i = a + task
+            if not active[i]:
+                continue
+            n_k = n_drawn[i]
+            sz = size[i]
+            m = n_sub if big[i] else sz
+            subs = sub_buf[:n_k * m]
+            if big[i]:  # back to draw order, as the draws made them
+                for p in range(pair_off[i], pair_off[i] + n_k * n_sub):
+                    subs[pair_dest[p]] = values[val_off[i] + p - pair_off[i]]
+            else:
+                for q in range(sz):
+                    for k in range(n_k):
+                        subs[k * m + q] = values[val_off[i] + q * n_k + k]
+            for k in range(n_k):
+                sub = subs[k * m:(k + 1) * m]
+                _sort(sub, keys, spare, digit_counts)
+                if sub[0] == sub[m - 1]:
+                    continue  # constant on the subsample: no useful threshold
+                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+                if big[i]:
+                    state = advance(state, n_sub)  # past the subsample draws
+                count = min(n_t, m - 1)
+                thr = thresholds[i, k, :count]
+                for tt in range(count):
+                    state, u = next_uniform(state)
+                    x = (tt + u) / count * (m - 1)
+                    j = min(int(x), m - 2)
+                    thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
+                thr.sort()
+                n_thr[i, k] = count
+            ns = _columns(P, i, column, classes)
+            if keep_table:
+                node_counts = flat_table
+                layout = _layout(i * n_cand * n_t * n_classes, n_k, n_t, n_classes, True)
+            elif big[i]:
+                node_counts = counts
+                layout = _layout(count_off[i], n_k, n_t, n_classes, False)
+            else:
+                node_counts = scratch
+                layout = _layout(0, n_k, n_t, n_classes, False)
+            if not keep_table:
+                node_counts[layout[0]:layout[0] + ns * n_k * n_t] = 0
+            if big[i]:
+                continue  # counted in pass 2
+            for q in range(sz):
+                e = order[lo[i] + q]
+                _count_sample(node_counts, layout, _class_base(layout, column[label[
+                    entry_sample[e]]], classes), n_k, thresholds, n_thr, i, values,
+                    val_off[i] + q * n_k, entry_weight[e])
+            _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
+                      wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
+                      costs_buf, min_leaf, phi_table, criterion)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, thresholds,
+                 n_thr, entry_sample, entry_weight, label, P, counts, count_off, last,
+                 keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf, phi_table,
+                 criterion, n_workers):
+    """Pass 2 counting, node by node: bin and count the batch's responses; after the
+    ``last`` batch, finalise the node."""
+    n_cand = thresholds.shape[1]
+    n_t = thresholds.shape[2]
+    n_classes = P.shape[1]
+    flat_table = table.reshape(-1)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        column = np.empty(n_classes, np.int64)
+        classes = np.empty(n_classes, np.int64)
+        left_buf = np.empty((n_t, n_classes), np.int64)
+        w_left_buf = np.empty(n_t, np.int64)
+        parent_buf = np.empty(n_classes, np.int64)
+        costs_buf = np.empty(n_t)
+        while True:
+            t = claim(counter)
+            if t >= big_rows.shape[0]:
+                break
+            if slot_start[t] == slot_start[t + 1] and not last:
+                continue
+            i = big_rows[t]
+            n_k = n_drawn[i]
+            ns = _columns(P, i, column, classes)
+            node_counts = flat_table if keep_table else counts
+            layout = _layout(i * n_cand * n_t * n_classes if keep_table else count_off[i], n_k,
+                             n_t, n_classes, keep_table)
+            for slot in range(slot_start[t], slot_start[t + 1]):
+                e = entries[slots[slot]]
+                _count_sample(node_counts, layout, _class_base(layout, column[label[
+                    entry_sample[e]]], classes), n_k, thresholds, n_thr, i, buffer,
+                    slot * stride, entry_weight[e])
+            if last:
+                _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
+                          table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,
+                          parent_buf, costs_buf, min_leaf, phi_table, criterion)
+
+
+def _waves(nbytes: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Consecutive node rows whose buffers stay within ``budget`` bytes (at least one row
+    each)."""
+    waves, first, total = [], 0, 0
+    for i, size in enumerate(nbytes.tolist()):
+        if total and total + size > budget:
+            waves.append((first, i))
+            first, total = i, 0
+        total += size
+    if first < nbytes.size:
+        waves.append((first, nbytes.size))
+    return waves
+
+
 def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row, s_col,
                  label, store, unclamped, kinds, params, n_drawn, seed, dags, positions,
                  level, n_thresholds, n_subsample, P, keep_table, min_leaf, phi_table,
@@ -64,102 +360,96 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
     filled only when ``keep_table`` is set (LSearch levels). Counting is done over the
     classes the node holds only.
     """
-    n = nodes.shape[0]
-    n_cand = kinds.shape[1]
+    n, n_cand = kinds.shape[0], kinds.shape[1]
     n_classes = P.shape[1]
-    thresholds = np.full((n, n_cand, n_thresholds), np.nan, np.float32)
+    n_t = int(n_thresholds)
+    n_sub = int(n_subsample)
+    shift = n_sub.bit_length() - 1
+    if n_sub < 1 or n_sub != 1 << shift:
+        raise ValueError(f"n_subsample must be a power of two, got {n_sub}")
+    thresholds = np.full((n, n_cand, n_t), np.nan, np.float32)
+    n_thr = np.zeros((n, n_cand), np.int32)
     n_kept = n if keep_table else 0
-    table = np.zeros((n_kept, n_cand, n_thresholds, n_classes), np.int32)
-    wl = np.zeros((n_kept, n_cand, n_thresholds), np.int64)
-    tree_cost = np.full((n_kept, n_cand, n_thresholds), np.inf)
+    table = np.zeros((n_kept, n_cand, n_t, n_classes), np.int32)
+    wl = np.zeros((n_kept, n_cand, n_t), np.int64)
+    tree_cost = np.full((n_kept, n_cand, n_t), np.inf)
     cand_t = np.full((n, n_cand), -1, np.int64)
     cand_cost = np.full((n, n_cand), np.inf)
-    largest = 0
-    for i in range(n):
-        largest = max(largest, start[nodes[i] + 1] - start[nodes[i]])
-    n_jobs = n * n_cand
-    n_chunks = min(n_jobs, _SCRATCH_CHUNKS)
-    for chunk in prange(n_chunks):
-        # scratch arrays once per chunk of jobs, not per job: many jobs are small nodes
-        resp_buf = np.empty(largest, np.float32)
-        sub_buf = np.empty(min(largest, max(n_subsample, 1)), np.float32)
-        column = np.empty(n_classes, np.int64)
-        classes = np.empty(n_classes, np.int64)
-        bins_buf = np.empty((n_thresholds + 1, n_classes), np.int64)
-        left_buf = np.empty((n_thresholds, n_classes), np.int64)
-        w_left_buf = np.empty(n_thresholds, np.int64)
-        parent_buf = np.empty(n_classes, np.int64)
-        costs_buf = np.empty(n_thresholds)
-        for job in range(chunk * n_jobs // n_chunks, (chunk + 1) * n_jobs // n_chunks):
-            i = job // n_cand
-            k = job % n_cand
-            lo = start[nodes[i]]
-            size = start[nodes[i] + 1] - lo
-            if k >= n_drawn[i] or size < 2:
-                continue
-            kind = kinds[i, k]
-            prm = params[i, k]
-            resp = resp_buf[:size]
-            for q in range(size):
-                s = entry_sample[order[lo + q]]
-                resp[q] = sample_response(kind, prm, store, s_image[s], s_row[s], s_col[s],
-                                          unclamped)
-            state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-            if size <= n_subsample:
-                sub = sub_buf[:size]
-                sub[:] = resp
-            else:
-                sub = sub_buf[:n_subsample]
-                for q in range(n_subsample):
-                    state, j = next_below(state, size)
-                    sub[q] = resp[j]
-            sub.sort()
-            m = sub.shape[0]
-            if sub[0] == sub[m - 1]:
-                continue  # constant on the subsample: no useful threshold
-            n_thr = min(n_thresholds, m - 1)
-            thr = thresholds[i, k, :n_thr]
-            for tt in range(n_thr):
-                state, u = next_uniform(state)
-                x = (tt + u) / n_thr * (m - 1)
-                q = min(int(x), m - 2)
-                thr[tt] = sub[q] + np.float32(x - q) * (sub[q + 1] - sub[q])
-            thr.sort()
-            # the node's classes, and each class's column in the compact counts
-            ns = 0
-            for c in range(n_classes):
-                column[c] = -1
-                if P[i, c] > 0:
-                    column[c] = ns
-                    classes[ns] = c
-                    ns += 1
-            bins = bins_buf[:n_thr + 1, :ns]
-            bins[:] = 0
-            for q in range(size):
-                e = order[lo + q]
-                bins[np.searchsorted(thr, resp[q], side="right"),
-                     column[label[entry_sample[e]]]] += entry_weight[e]
-            left = left_buf[:n_thr, :ns]
-            w_left = w_left_buf[:n_thr]
-            w_left[:] = 0
-            parent = parent_buf[:ns]
-            for c in range(ns):
-                parent[c] = P[i, classes[c]]
-                acc = 0
-                for tt in range(n_thr):
-                    acc += bins[tt, c]
-                    left[tt, c] = acc
-                    w_left[tt] += acc
-            costs = costs_buf[:n_thr]
-            cand_t[i, k], cand_cost[i, k] = best_threshold(left, w_left, parent, min_leaf,
-                                                           phi_table, criterion, costs)
-            if keep_table:
-                for tt in range(n_thr):
-                    wl[i, k, tt] = w_left[tt]
-                    tree_cost[i, k, tt] = costs[tt]
-                    for c in range(ns):
-                        table[i, k, tt, classes[c]] = left[tt, c]
+    params = np.ascontiguousarray(params).reshape(n * n_cand, -1)  # row i * n_cand + k
+    lo = start[nodes]
+    size = start[nodes + 1] - lo
+    n_drawn = np.asarray(n_drawn, np.int64)
+    active = (size >= 2) & (n_drawn > 0)
+    big = active & (size > n_sub)
+    n_values = np.where(active, np.minimum(size, n_sub), 0) * n_drawn
+    n_counts = np.where(big & (not keep_table), (P > 0).sum(axis=1) * n_drawn * n_t, 0)
+    nbytes = 4 * n_values + big * (4 * n_values + 8 * (size + 1)) + 4 * n_counts + 24 * size
+    entry_row = np.full(entry_sample.shape[0], -1, np.int64)
+    entry_pos = np.empty(entry_sample.shape[0], np.int64)
+    # an LSearch level's tables dwarf the buffers of all its nodes: one wave then
+    for a, b in _waves(nbytes, max(_WAVE_BYTES, table.nbytes)):
+        rows = np.arange(a, b)
+        big_rows = rows[big[a:b]]
+        val_off = _offsets(n_values, rows, n)
+        pair_off = _offsets(n_values, big_rows, n)
+        pos_off = _offsets(size + 1, big_rows, n)
+        count_off = _offsets(n_counts, big_rows, n)
+        values = np.empty(int(n_values[rows].sum()), np.float32)
+        pair_start = np.empty(int((size[big_rows] + 1).sum()), np.int64)
+        pair_dest = np.empty(int(n_values[big_rows].sum()), np.int32)
+        counts = np.empty(int(n_counts[big_rows].sum()), np.int32)
+        entries, e_rows, e_pos = wave_entries(order, lo, size, active, a, b, entry_row,
+                                               entry_pos)
+        with threads(workers_for(n_sub * n_drawn[big_rows].sum())):
+            draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
+                             pos_off, pair_off, pair_start, pair_dest,
+                             numba.get_num_threads())
+        is_big = big[e_rows]
+        cost = n_drawn[e_rows]
+        at = pos_off[e_rows[is_big]] + e_pos[is_big]
+        cost[is_big] = pair_start[at + 1] - pair_start[at]
+        with threads(workers_for(values.size)):
+            workers = numba.get_num_threads()
+            bounds = split_by_cost(cost, workers * TASKS_PER_WORKER)
+            evaluate_subsamples(entries, e_rows, e_pos, bounds, big, n_drawn, val_off,
+                                 pos_off, pair_off, pair_start, pair_dest, shift, entry_sample,
+                                 s_image,
+                                 s_row, s_col, store, unclamped, kinds, params, values, workers)
+            _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off,
+                        pair_dest, values, seed, dags, positions, level, order, entry_sample,
+                        entry_weight, label, P, thresholds, n_thr, counts, count_off,
+                        keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
+                        phi_table, criterion, workers)
+        if big_rows.size == 0:
+            continue
+        del pair_start, pair_dest
+        in_big = np.flatnonzero(is_big)  # pass 2: the large nodes' entries, in entry order
+        stride = int(n_drawn[big_rows].max())
+        capacity = max(1, values.size // stride)  # the subsample buffer, reused
+        row_rank = np.zeros(n, np.int64)
+        row_rank[big_rows] = np.arange(big_rows.size)
+        n_batches = -(-in_big.size // capacity)
+        for bt in range(n_batches):
+            batch = in_big[bt * capacity:(bt + 1) * capacity]
+            slots, slot_of, slot_start = batch_slots(batch, e_rows, big_rows, row_rank)
+            with threads(workers_for(batch.size * stride)):
+                workers = numba.get_num_threads()
+                evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
+                                s_image, s_row, s_col, store, unclamped, kinds, params, values,
+                                workers)
+                _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, values,
+                             thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
+                             count_off, bt == n_batches - 1, keep_table, table, wl, tree_cost,
+                             cand_t, cand_cost, min_leaf, phi_table, criterion, workers)
     return thresholds, table, wl, tree_cost, cand_t, cand_cost
+
+
+def _offsets(amounts: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """Per node row, where its share of a buffer holding ``amounts[rows]`` one after the
+    other starts (0 for rows not in ``rows``)."""
+    offsets = np.zeros(n, np.int64)
+    offsets[rows] = np.cumsum(amounts[rows]) - amounts[rows]
+    return offsets
 
 
 @njit(cache=True)

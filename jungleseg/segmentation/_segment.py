@@ -25,9 +25,11 @@ SEGMENTATION_CONSTRAINTS = {
 
 
 def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
-            smoothing: int | None = None, max_memory: int | None = None
-            ) -> tuple[np.ndarray, np.ndarray]:
-    """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image.
+            smoothing: int | None = None, probabilities: bool = True,
+            max_memory: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image; with
+    ``probabilities=False`` the labels and None, faster: without smoothing no per-class
+    array is made at all.
 
     With depth features only foreground pixels (depth > 0) are classified; the others
     get the model's ``background`` label and zero probabilities. With ``tile``, the image
@@ -52,11 +54,12 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     if tile == "auto":
         tile = auto_tile(jungle, image, smoothing, max_memory)
     if jungle.family.spatial_ndim == 3:
-        return segment_volume(jungle, image, tile, smoothing)
+        labels, proba = segment_volume(jungle, image, tile, smoothing)
+        return labels, (proba if probabilities else None)
     _check_planar(jungle, np.shape(image))
     if tile is not None:
-        return _segment_tiled(jungle, image, int(tile), smoothing)
-    return _segment_window(jungle, image, None, smoothing)
+        return _segment_tiled(jungle, image, int(tile), smoothing, probabilities)
+    return _segment_window(jungle, image, None, smoothing, probabilities)
 
 
 def auto_tile(jungle: Jungle, image, smoothing: int | None = None,
@@ -105,7 +108,8 @@ def _checked_smoothing(jungle: Jungle, smoothing) -> int:
 
 
 def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
-                     smoothing: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     smoothing: int | None = None, probabilities: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
@@ -116,42 +120,58 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
     if store.ndim == 3:
-        return labelled_volume(jungle, store, image, _checked_smoothing(jungle, smoothing))
-    return _labelled(jungle, store, image, _checked_smoothing(jungle, smoothing))
+        labels, proba = labelled_volume(jungle, store, image,
+                                        _checked_smoothing(jungle, smoothing))
+        return labels, (proba if probabilities else None)
+    return _labelled(jungle, store, image, _checked_smoothing(jungle, smoothing), probabilities)
 
 
-def _segment_window(jungle: Jungle, image, window, smoothing: int = 0
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    image = checked_image(image, jungle.family, jungle.metadata.get("input_values"))
-    store = jungle.family.prepare([image], pad=jungle.point_reach or 0, window=window)
-    return _labelled(jungle, store, 0, smoothing)
+def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
+                    probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    family = jungle.family
+    image = checked_image(image, family, jungle.metadata.get("input_values"))
+    # padded so that probes are read at fixed steps: as far as points reach, or as far as
+    # depth probes reach from the nearest foreground pixel (a border of background)
+    pad = family.margin(image) if isinstance(family, DepthFeatures) else jungle.point_reach or 0
+    store = family.prepare([image], pad=pad, window=window)
+    return _labelled(jungle, store, 0, smoothing, probabilities)
 
 
-def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int
-              ) -> tuple[np.ndarray, np.ndarray]:
-    depth = isinstance(jungle.family, DepthFeatures)
-    mask = None
-    if depth:  # foreground: depth (channel 0) > 0
+def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
+              probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities from the traversal; with depth features only the
+    foreground pixels (depth > 0) are traversed, listed, and the rest get ``background``."""
+    h, w = int(store.height[image]), int(store.width[image])
+    mask = index = None
+    if isinstance(jungle.family, DepthFeatures):  # foreground: depth (channel 0) > 0
         mask = (store.planes(image)[0] > 0).astype(np.uint8)
-    proba = jungle.predict_image(store, image, mask)
-    eps = jungle.params.get("guided_eps")
-    if smoothing and eps:
-        centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
-        guide = (store.planes(image)[0] - np.float32(centre)) / np.float32(scale)
-        proba = guided_smoothing(proba, guide, smoothing, eps, mask)
-    elif smoothing:
-        proba = smooth_probabilities(proba, smoothing, mask)
-    labels = jungle.classes[np.argmax(proba, axis=2)]
-    if depth:
-        labels = np.where(mask > 0, labels, jungle.params.get("background", 0))
-    return labels, proba
+        index = np.flatnonzero(mask)
+    chosen, proba = jungle.classify_image(store, image, index, probabilities or smoothing > 0)
+    if proba is not None:
+        proba = proba.reshape(h, w, -1)
+    if smoothing:
+        eps = jungle.params.get("guided_eps")
+        if eps:
+            centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
+            guide = (store.planes(image)[0] - np.float32(centre)) / np.float32(scale)
+            proba = guided_smoothing(proba, guide, smoothing, eps, mask)
+        else:
+            proba = smooth_probabilities(proba, smoothing, mask)
+        chosen = np.argmax(proba, axis=2).reshape(-1) if index is None else \
+            np.argmax(proba.reshape(h * w, -1)[index], axis=1)
+    if index is None:
+        labels = jungle.classes[chosen].reshape(h, w)
+    else:
+        labels = np.full((h, w), jungle.params.get("background", 0), jungle.classes.dtype)
+        labels.reshape(-1)[index] = jungle.classes[chosen]
+    return labels, (proba if probabilities else None)
 
 
-def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int, probabilities: bool
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
     h, w = image.shape[:2]
     labels = np.empty((h, w), jungle.classes.dtype)
-    proba = np.empty((h, w, jungle.n_classes), np.float32)
+    proba = np.empty((h, w, jungle.n_classes), np.float32) if probabilities else None
     segment_to(jungle, image, labels, proba, tile, smoothing)
     return labels, proba
 
@@ -179,7 +199,8 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
             inner = ((r0, min(r0 + tile, h)), (c0, min(c0 + tile, w)))
             outer = tile_window(jungle, image, inner, smoothing)
             window = image[outer[0][0]:outer[0][1], outer[1][0]:outer[1][1]]
-            lab, pr = segment_part(jungle, window, outer, (h, w), inner, smoothing)
+            lab, pr = segment_part(jungle, window, outer, (h, w), inner, smoothing,
+                                   probabilities is not None)
             labels[r0:inner[0][1], c0:inner[1][1]] = lab
             if probabilities is not None:
                 probabilities[r0:inner[0][1], c0:inner[1][1]] = pr
@@ -200,13 +221,16 @@ def tile_window(jungle: Jungle, image, inner: tuple, smoothing: int) -> tuple:
 
 
 def segment_part(jungle: Jungle, window, outer: tuple, shape: tuple, inner: tuple,
-                 smoothing: int) -> tuple[np.ndarray, np.ndarray]:
-    """Labels and probabilities of the pixels ``inner`` of an image of ``shape``, from
-    the ``window`` of it at ``outer`` (both ``((top, bottom), (left, right))`` in image
-    coordinates): equal to the whole image's there when the window holds the tile's
-    margin (:func:`tile_window`). How both the tiled loop and a dask block segment."""
+                 smoothing: int, probabilities: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities (None with ``probabilities=False``) of the pixels
+    ``inner`` of an image of ``shape``, from the ``window`` of it at ``outer`` (both
+    ``((top, bottom), (left, right))`` in image coordinates): equal to the whole image's
+    there when the window holds the tile's margin (:func:`tile_window`). How both the
+    tiled loop and a dask block segment."""
     (top, _), (left, _) = outer
-    lab, pr = _segment_window(jungle, window, (top, left, shape[0], shape[1]), smoothing)
+    lab, pr = _segment_window(jungle, window, (top, left, shape[0], shape[1]), smoothing,
+                              probabilities)
     keep = (slice(inner[0][0] - top, inner[0][1] - top),
             slice(inner[1][0] - left, inner[1][1] - left))
-    return lab[keep], pr[keep]
+    return lab[keep], (pr[keep] if probabilities else None)

@@ -30,7 +30,7 @@ class JungleSegmenter(JungleBase):
         :class:`DepthFeatures`, or :class:`VolumeFeatures` for 3-D volumes. With depth features only foreground pixels (depth > 0)
         are classified and the label ``background`` is given elsewhere.
     n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
-    criterion, n_thresholds, lsearch_steps, search, random_state
+    criterion, n_thresholds, lsearch_steps, search, growth, max_nodes, random_state
         As for :class:`JungleClassifier`.
     n_candidate_features : int
         Candidate features drawn per node.
@@ -102,9 +102,10 @@ class JungleSegmenter(JungleBase):
     def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
                  schedule="doubling", max_depth=20, min_samples_split=2, min_samples_leaf=1,
                  criterion="entropy", n_candidate_features=100, n_thresholds=16,
-                 lsearch_steps=250, search="lsearch", sampling="random", samples_per_image=1000,
-                 correct_prior=False, images_per_dag=None, ignore=(255,), background=0,
-                 smoothing=0, guided_eps=None, random_state=None):
+                 lsearch_steps=250, search="lsearch", growth="jungle", max_nodes=None,
+                 sampling="random", samples_per_image=1000, correct_prior=False,
+                 images_per_dag=None, ignore=(255,), background=0, smoothing=0, guided_eps=None,
+                 random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -117,6 +118,8 @@ class JungleSegmenter(JungleBase):
         self.n_thresholds = n_thresholds
         self.lsearch_steps = lsearch_steps
         self.search = search
+        self.growth = growth
+        self.max_nodes = max_nodes
         self.sampling = sampling
         self.samples_per_image = samples_per_image
         self.correct_prior = correct_prior
@@ -260,7 +263,7 @@ class JungleSegmenter(JungleBase):
             One image, as ``fit`` takes them.
         """
         check_is_fitted(self, "jungle_")
-        return segment(self.jungle_, image)[0]
+        return segment(self.jungle_, image, probabilities=False)[0]
 
 
 def _checked_labels(labels, i: int) -> np.ndarray:

@@ -43,3 +43,19 @@ def test_a_padded_store_repeats_each_edge_and_reads_like_the_plain_one():
     np.testing.assert_array_equal(padded.integral, pack(images, True).integral)
     with pytest.raises(ValueError, match="pad"):
         pack(images, pad=-1)
+
+
+def test_a_zero_border_holds_background():
+    """Depth stores pad with 0, which a depth probe reads as off the body."""
+    from jungleseg import DepthFeatures
+
+    rng = np.random.default_rng(0)
+    frame = rng.uniform(1, 3, (6, 9)).astype(np.float32)
+    store = DepthFeatures().prepare([frame], pad=3)
+    assert store.border == "zero"
+    block = store.pixels.reshape(12, 15)
+    np.testing.assert_array_equal(block[3:9, 3:12], frame)
+    block[3:9, 3:12] = 0
+    assert not block.any()
+    with pytest.raises(ValueError, match="border"):
+        ImageStore.build([(2, 2)], 1, lambda i, p: None, pad=1, border="mirror")

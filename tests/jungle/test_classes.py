@@ -95,7 +95,9 @@ from jungleseg import JungleClassifier
 X, y = make_classification(n_samples=2000, n_features=10, n_informative=6, n_classes=5,
                            random_state=1)
 for kw in (dict(max_width=16), dict(max_width=None, bootstrap=True),
-           dict(max_width=8, search="lsearch-stochastic", criterion="gini")):
+           dict(max_width=8, search="lsearch-stochastic", criterion="gini"),
+           dict(max_width=8, search="clustersearch-alternating"),
+           dict(max_width=8, growth="priority", max_nodes=300)):
     clf = JungleClassifier(n_estimators=4, random_state=3, **kw).fit(X, y)
     print(hashlib.sha256(clf.predict_proba(X).tobytes()).hexdigest())
 """
@@ -107,7 +109,7 @@ def test_bit_identical_with_one_and_two_threads():
         env = dict(os.environ, NUMBA_NUM_THREADS=threads)
         out = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, check=True,
                              capture_output=True, text=True).stdout.split()
-        assert len(out) == 3
+        assert len(out) == 5
         digests.append(out)
     assert digests[0] == digests[1]
 
@@ -131,7 +133,7 @@ def test_accuracy_on_iris():
 @pytest.mark.parametrize("param, value", [
     ("n_estimators", 0), ("max_width", 1), ("schedule", "linear"), ("criterion", "mse"),
     ("search", "annealing"), ("n_candidate_features", "log3"), ("min_samples_leaf", 0),
-    ("n_thresholds", 0),
+    ("n_thresholds", 0), ("growth", "bushy"), ("max_nodes", 0),
 ])
 def test_bad_parameters_are_named(data, param, value):
     X, y = data

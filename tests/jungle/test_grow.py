@@ -38,13 +38,12 @@ def test_route_sends_an_entry_left_exactly_when_its_response_is_below_the_thresh
     rows, cols = np.divmod(np.arange(120), 12)
     samples = Samples(np.zeros(120, np.int32), rows.astype(np.int32), cols.astype(np.int32))
     entry_node = np.repeat([0, 1], 60)
-    order, start = group_by_node(entry_node, 2)
     params = np.float32([[1, -1, 0, 2, 0, 1, 0, 0], [-2, 0, 1, 1, 1, 1, 0, 0]])
     kind = np.array([K.KIND_DIFF, K.KIND_DIFF], np.uint8)
     threshold = np.float32([0.1, -0.3])
-    new = route(np.arange(2), order, start, np.arange(120), samples.image, samples.row,
+    new = route(entry_node, np.arange(2), np.arange(120), samples.image, samples.row,
                 samples.col, store, False, kind, params, threshold, np.array([10, 30]),
-                np.array([20, 40]), 120)
+                np.array([20, 40]), 1)
     for e in range(120):
         node = entry_node[e]
         v = K.response(K.KIND_DIFF, params[node], store, 0, rows[e], cols[e])

@@ -56,6 +56,22 @@ def test_estimator_follows_the_image_kind():
     assert depth.features.name == "depth" and depth.features.max_offset == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize("search", ["clustersearch", "clustersearch-alternating"])
+def test_a_preset_may_ask_for_clustersearch(search):
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (40, 40)).astype(np.uint8)  # noise: no split is enough
+    paint = np.zeros((40, 40), np.uint8)
+    paint[::3, ::3] = rng.integers(1, 4, paint[::3, ::3].shape)
+    preset = session.load_preset("napari").with_overrides({"jungle.search": search})
+    model = session.estimator(preset, "grey", 1, 2, 2, 6, 8)
+    session.train(model, image, paint, "grey")
+    assert model.search == search and model.jungle_.params["search"] == search
+    for dag in model.jungle_.dags:
+        split = dag.left >= 0
+        children = np.concatenate([dag.left[split], dag.right[split]])
+        assert len(np.unique(children)) < len(children)  # M = 2: the levels merged
+
+
 def test_lazy_stacks_are_read_a_slice_at_a_time():
     da = pytest.importorskip("dask.array")
     image, truth = stripes_and_checks()

@@ -1,0 +1,66 @@
+"""Dynamic scheduling for Numba's parallel loops, sized for a shared machine.
+
+Numba's OpenMP layer hands each thread a fixed share of a ``prange`` loop, so a thread
+that another process keeps off its core holds up the whole loop. Kernels here run
+``for worker in prange(n_workers)`` with one iteration per thread, and each worker
+claims tasks from a shared counter until none are left (:func:`claim`): a slowed thread
+simply claims fewer. Tasks write disjoint outputs, so results never depend on which
+worker ran what. Work too small to repay waking a second thread runs on the calling
+thread alone (:func:`workers_for`).
+
+Threads that finish a region wait for the next one passively (``OMP_WAIT_POLICY``, unless
+the caller set it): OpenMP's default spins for a while, and on a machine whose cores are
+all taken a spinning thread takes CPU time from the thread that still has work. This only
+takes effect if Numba's OpenMP runtime starts after this import, as it does when
+jungleseg's kernels are the first parallel code to run.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numba
+from numba import types
+from numba.extending import intrinsic
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+#: Feature evaluations (or comparable steps) below which a parallel region costs more than
+#: it saves: waking a thread, and on a busy machine waiting for one, takes milliseconds.
+SERIAL_WORK = 200_000
+#: Tasks per worker: enough that a slowed thread's share moves to the others.
+TASKS_PER_WORKER = 8
+
+
+@intrinsic
+def claim(typingctx, counter):
+    """Atomically increment ``counter[0]`` (an int64 array) and return its old value: the
+    index of the next unclaimed task."""
+    if not (isinstance(counter, types.Array) and counter.dtype == types.int64):
+        return None
+    sig = types.int64(counter)
+
+    def codegen(context, builder, signature, args):
+        array = context.make_array(signature.args[0])(context, builder, args[0])
+        one = context.get_constant(types.int64, 1)
+        return builder.atomic_rmw("add", array.data, one, "monotonic")
+
+    return sig, codegen
+
+
+def workers_for(work: float) -> int:
+    """Workers for a parallel region of this much work: 1 below :data:`SERIAL_WORK`,
+    else Numba's current thread count."""
+    return 1 if work < SERIAL_WORK else numba.get_num_threads()
+
+
+@contextlib.contextmanager
+def threads(n: int):
+    """Run Numba's parallel regions inside the block on ``n`` threads (then restore): one
+    thread never wakes the others."""
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

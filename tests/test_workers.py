@@ -1,0 +1,34 @@
+"""Dynamic scheduling: every task is claimed exactly once, whatever the worker count."""
+import numba
+import numpy as np
+from numba import njit, prange
+
+from jungleseg._workers import SERIAL_WORK, claim, threads, workers_for
+
+
+@njit(parallel=True)
+def _claim_all(n_tasks, n_workers, claimed, counter):
+    for _ in prange(n_workers):
+        while True:
+            task = claim(counter)
+            if task >= n_tasks:
+                break
+            claimed[task] += 1
+
+
+def test_every_task_is_claimed_once():
+    for n_workers in (1, 2, 5):
+        claimed = np.zeros(1000, np.int64)
+        counter = np.zeros(1, np.int64)
+        _claim_all(1000, n_workers, claimed, counter)
+        assert np.all(claimed == 1)
+        assert counter[0] == 1000 + n_workers  # each worker's last claim found none
+
+
+def test_small_work_runs_on_one_thread():
+    assert workers_for(SERIAL_WORK - 1) == 1
+    assert workers_for(SERIAL_WORK) == numba.get_num_threads()
+    before = numba.get_num_threads()
+    with threads(1):
+        assert numba.get_num_threads() == 1
+    assert numba.get_num_threads() == before
