@@ -31,6 +31,20 @@ def has_image_folders(folder: str | os.PathLike) -> bool:
             and not (folder / "meta.json").exists())
 
 
+def user_folders(images=None, labels=None, data=None) -> tuple[Path, Path] | None:
+    """The (images, labels) folders the command line's ``--images DIR --labels DIR`` (or
+    ``--data DIR`` with ``images/`` and ``labels/``) name, or None when they name none
+    (a benchmark's data); ValueError when only one of the two is given."""
+    if bool(images) != bool(labels):
+        raise ValueError("--images and --labels go together (or --data DIR with images/ "
+                         "and labels/)")
+    if images:
+        return Path(images), Path(labels)
+    if data and has_image_folders(data):
+        return Path(data) / "images", Path(data) / "labels"
+    return None
+
+
 def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path]:
     """The files of ``folder`` by name (stem), or ValueError naming the first that is not
     of a readable type, or two that share a name."""
