@@ -50,7 +50,7 @@ def local_cluster(n_workers: int, threads_per_worker: int = 1):
     numba_threads = max(1, (cores or 1) // (n_workers * threads_per_worker))
     with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                               processes=True, dashboard_address=None, silence_logs=40,
+                               processes=True, dashboard_address=":0", silence_logs=40,
                                env={"NUMBA_NUM_THREADS": str(numba_threads),
                                     "OMP_WAIT_POLICY": "PASSIVE"})
     client = Client(cluster)
@@ -315,6 +315,7 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         da.from_array(array, chunks=chunks)
     starts = [np.cumsum((0,) + c) for c in x.chunks[:spatial]]
     shape = shape[:spatial]
+    halo = tuple(h if len(c) > 1 else 0 for h, c in zip(halo, x.chunks))  # one chunk: whole
 
     def block(window, block_info=None):
         where = block_info[0]["chunk-location"][:spatial]
