@@ -128,6 +128,11 @@ def prepare_workers(client, warm=None) -> None:
     every worker (loading the cache it wrote), and every task gets its share of Numba
     threads (module docstring). Workers that join or restart later are prepared too."""
     plan = _worker_plan(client)
+    key = (getattr(warm, "key", None), tuple(sorted(plan)))
+    done = client.__dict__.setdefault("_jungleseg_prepared", set())
+    if key[0] is not None and key in done:  # these workers are prepared for this work
+        return
+    done.add(key)
     first: dict[str, str] = {}
     for addr, (host, _) in sorted(plan.items()):
         first.setdefault(host, addr)
@@ -150,6 +155,9 @@ class warm_up:  # noqa: N801 (used like a function: warm_up(estimator=..., image
         crop = tuple(slice(0, 12 if spatial == 3 and k == 0 else 40) for k in range(spatial))
         self.image = np.ascontiguousarray(np.asarray(image[crop]))
         self.estimator, self.model = estimator, model
+        #: what the warm-up compiles for: the same key needs no second warm-up
+        self.key = (repr(family.to_dict()), self.image.dtype.str, self.image.shape,
+                    estimator is not None)
 
     def __call__(self) -> None:
         from ._workers import threads
@@ -200,7 +208,8 @@ def _settled(merging: list, assumed: tuple, ensemble: list) -> bool:
 
 def fit(estimator, images: Sequence, labels: Sequence, client):
     """Fit a :class:`~jungleseg.JungleSegmenter` on a cluster, one task per DAG; the
-    fitted estimator (the one given) equals ``estimator.fit(images, labels)`` bit for bit.
+    fitted estimator (the one given) equals ``estimator.fit(images, labels)`` bit for bit;
+    ``distributed_rounds_`` says how many rounds of tasks that took (module docstring).
 
     Every task prepares the training images itself (once per worker process): the
     images and labels go to every worker once.
@@ -215,9 +224,9 @@ def fit(estimator, images: Sequence, labels: Sequence, client):
     token = _tokenize(estimator.get_params(deep=False), images, labels)
     data_images, data_labels = client.scatter([images, labels], broadcast=True)
     runs: dict[int, tuple[tuple, dict]] = {}
-    assumed: tuple = ()
+    rounds = 0
     for _ in range(int(estimator.max_depth or 64) + 2):
-        ensemble = _ensemble(runs, estimator.n_estimators)
+        ensemble = _ensemble(runs, estimator.n_estimators) if runs else _guess(estimator)
         todo = [g for g in range(estimator.n_estimators)
                 if g not in runs or not _settled(runs[g][1]["merging"], runs[g][0], ensemble)]
         if not todo:
@@ -228,7 +237,9 @@ def fit(estimator, images: Sequence, labels: Sequence, client):
                              [assumed] * len(todo), pure=True)
         for g, result in zip(todo, client.gather(futures)):
             runs[g] = (assumed, result)
+        rounds += 1
     results = [runs[g][1] for g in range(estimator.n_estimators)]
+    estimator.distributed_rounds_ = rounds
     stats = GrowStats(evaluations=sum(r["stats"].evaluations for r in results),
                       nodes=[r["stats"].nodes[0] for r in results],
                       merging=_ensemble(runs, estimator.n_estimators))
@@ -236,6 +247,18 @@ def fit(estimator, images: Sequence, labels: Sequence, client):
         for key, value in r["stats"].seconds.items():
             stats.seconds[key] = stats.seconds.get(key, 0.0) + value
     return estimator._fitted(results[0]["summary"], [r["dag"] for r in results], stats)
+
+
+def _guess(estimator) -> list:
+    """The first round's merge levels: every level whose width does not double (where a
+    DAG may have to merge; with several DAGs, one usually does), none for trees."""
+    from .jungle._schedules import level_width
+
+    if estimator.growth != "jungle" or estimator.max_width is None:
+        return []
+    width = [level_width(estimator.schedule, estimator.max_width, d)
+             for d in range(int(estimator.max_depth or 64) + 2)]
+    return [width[d + 1] < 2 * width[d] for d in range(len(width) - 1)]
 
 
 def _ensemble(runs: dict, n_dags: int) -> list:
