@@ -40,14 +40,18 @@ _PLANS: dict = {}  # per worker process: the last training plan, by token
 _MODELS: dict = {}  # per worker process: models read from files, by (path, mtime)
 
 
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
 def local_cluster(n_workers: int, threads_per_worker: int = 1):
     """A :class:`distributed.Client` of a new LocalCluster of ``n_workers`` spawned worker
     processes; closing the client (``with`` block) closes the cluster too."""
     import dask
     from distributed import Client, LocalCluster
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    numba_threads = max(1, (cores or 1) // (n_workers * threads_per_worker))
+    numba_threads = max(1, (_cores() or 1) // (n_workers * threads_per_worker))
     with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
                                processes=True, dashboard_address=":0", silence_logs=40,
@@ -87,10 +91,6 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
         client.close()
         if cluster is not None:
             cluster.close()
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _worker_plan(client) -> dict[str, tuple[str, int]]:
