@@ -427,21 +427,43 @@ def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
 
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
-                  probabilities: bool = False) -> list[tuple[int, str | None]]:
-    """Segment (input file, label file) pairs, one task per file, on workers that see
-    the files: per pair, the pixels segmented and None, or 0 and the error's first
-    line."""
-    from .imageio import read_image
+                  probabilities: bool = False, large: int | None = None
+                  ) -> list[tuple[int, str | None]]:
+    """Segment (input file, label file) pairs on workers that see the files: one task per
+    file, and a zarr image of more than ``large`` pixels (default
+    :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
+    tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
+    error's first line."""
+    from ._memory import TILE_ABOVE
+    from .imageio import ZARR_SUFFIX, read_image
 
     model_path = str(Path(model_path).resolve())
-    if pairs:
-        sample = read_image(pairs[0][0], _model(model_path).family, mmap=True)
-        prepare_workers(client, warm_up(model=_model(model_path), image=sample))
-    futures = client.map(_segment_file_task, [model_path] * len(pairs),
-                         [str(Path(p).resolve()) for p, _ in pairs],
-                         [str(Path(t).resolve()) for _, t in pairs], [tile] * len(pairs),
-                         [smoothing] * len(pairs), [probabilities] * len(pairs), pure=False)
-    return client.gather(futures)
+    jungle = _model(model_path)
+    large = TILE_ABOVE if large is None else large
+    images = {}
+    for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
+        try:
+            images[path] = read_image(path, jungle.family, mmap=True)
+        except (ValueError, OSError):
+            continue
+    if images:
+        prepare_workers(client, warm_up(model=jungle, image=next(iter(images.values()))))
+    results: dict[int, tuple] = {}
+    for k, (path, target) in enumerate(pairs):
+        image = images.get(path)
+        if (image is not None and Path(path).suffix.lower() == ZARR_SUFFIX and not probabilities
+                and Path(target).suffix.lower() == ZARR_SUFFIX
+                and int(np.prod(image.shape[:jungle.family.spatial_ndim])) > large):
+            out = segment_array(jungle, image, client, out=target, chunk=tile,
+                                smoothing=smoothing)
+            results[k] = (int(np.prod(out.shape)), None)
+    rest = [k for k in range(len(pairs)) if k not in results]
+    futures = client.map(_segment_file_task, [model_path] * len(rest),
+                         [str(Path(pairs[k][0]).resolve()) for k in rest],
+                         [str(Path(pairs[k][1]).resolve()) for k in rest], [tile] * len(rest),
+                         [smoothing] * len(rest), [probabilities] * len(rest), pure=False)
+    results.update(zip(rest, client.gather(futures)))
+    return [results[k] for k in range(len(pairs))]
 
 
 def _labels_task(jungle, image):

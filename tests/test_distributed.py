@@ -210,3 +210,29 @@ def test_scheduler_and_workers_exclude_each_other():
     with pytest.raises(ValueError, match="exclude each other"):
         with jd.connect("tcp://127.0.0.1:1", 2):
             pass
+
+
+def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path):
+    from jungleseg import save_model
+    from jungleseg.imageio import read_labels
+
+    images, labels = faces
+    seg = small().fit(images, labels)
+    model = save_model(seg.jungle_, tmp_path / "m.h5")
+    big = np.concatenate(images[:4], axis=1)
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(32, 64, 3), dtype=big.dtype)
+    source[...] = big
+    np.save(tmp_path / "one.npy", images[5])
+    (tmp_path / "bad.npy").write_bytes(b"not an array")
+    pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
+             (tmp_path / "one.npy", tmp_path / "one.png"),
+             (tmp_path / "bad.npy", tmp_path / "bad.png")]
+    results = jd.segment_files(client, model, pairs, large=1000)
+    assert results[0] == (big.shape[0] * big.shape[1], None)
+    assert results[1] == (images[5].shape[0] * images[5].shape[1], None)
+    assert results[2][0] == 0 and "bad.npy" in results[2][1]
+    whole = segment(seg.jungle_, big, probabilities=False)[0]
+    assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
+    assert np.array_equal(read_labels(tmp_path / "one.png"),
+                          segment(seg.jungle_, images[5], probabilities=False)[0])
