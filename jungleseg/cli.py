@@ -279,21 +279,26 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     confusion_path = _writable_file(args.confusion or Path(args.model).with_suffix(
         ".confusion.png"), "--confusion")
     json_path = _writable_file(args.json, "--json") if args.json else None
-    split = load_benchmark(args.dataset, "test", args.data, args.n)
+    failures = []
+
+    def report(error, i=None):
+        if args.fail_fast:
+            raise error
+        failures.append(error)
+        where = "" if i is None else f"{args.dataset} test image {i}: "
+        _error(where + str(error).splitlines()[0])
+
+    split = load_benchmark(args.dataset, "test", args.data, args.n, on_error=report)
+    n_images = len(split.images) + len(failures)  # the unreadable ones too
+    if not split.images:
+        raise ValueError(f"no readable test image of dataset {args.dataset} in "
+                         f"{args.data or 'the default data folder'}")
     problem = class_mismatch(jungle, split.class_names)
     if problem and not args.allow_class_mismatch:
         raise ValueError(f"{args.model} does not fit dataset {args.dataset}: {problem} "
                          "(--allow-class-mismatch scores it all the same)")
-    failures = []
-
-    def report(i, error):
-        if args.fail_fast:
-            raise error
-        failures.append(i)
-        _error(f"{args.dataset} test image {i}: {str(error).splitlines()[0]}")
-
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet,
-                                     on_error=report)
+                                     on_error=lambda i, error: report(error, i))
     names = jungle.class_names
     plot_confusion(scores.confusion, names, confusion_path)
     if json_path:
@@ -306,7 +311,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"{100 * result['pixel_accuracy']:.1f} %  nodes {result['nodes']}  bytes "
               f"{result['bytes']}  (confusion matrix: {confusion_path})")
     if failures:
-        _error(f"{len(failures)} of {len(split.images)} images could not be segmented (each "
+        _error(f"{len(failures)} of {n_images} images could not be read or segmented (each "
                "reported above); the scores cover the others")
         return 1
     return 0
