@@ -259,32 +259,35 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     confusion_path = _writable_file(args.confusion or Path(args.model).with_suffix(
         ".confusion.png"), "--confusion")
     json_path = _writable_file(args.json, "--json") if args.json else None
-    split = _user_split(args, jungle.family, jungle)
-    ignore = None
+    failures = []
+
+    def report(error, i=None):
+        if args.fail_fast:
+            raise error
+        failures.append(error)
+        _error(("" if i is None else f"{where} {i}: ") + str(error).splitlines()[0])
+
+    split, ignore, where = _user_split(args, jungle.family, jungle), None, "image"
     if split is not None:
         ignore = list(jungle.params.get("ignore", (255,)))
-        where = "image"
     elif not args.dataset:
         raise ValueError("give --dataset NAME, or your own --images DIR --labels DIR")
     else:
-        split = load_benchmark(args.dataset, "test", args.data, args.n)
         where = f"{args.dataset} test image"
+        split = load_benchmark(args.dataset, "test", args.data, args.n, on_error=report)
+        if not split.images:
+            raise ValueError(f"no readable test image of dataset {args.dataset} in "
+                             f"{args.data or 'the default data folder'}")
         problem = class_mismatch(jungle, split.class_names)
         if problem and not args.allow_class_mismatch:
             raise ValueError(f"{args.model} does not fit dataset {args.dataset}: {problem} "
                              "(--allow-class-mismatch scores it all the same)")
-    failures = []
-
-    def report(i, error):
-        if args.fail_fast:
-            raise error
-        failures.append(i)
-        _error(f"{where} {i}: {str(error).splitlines()[0]}")
-
+    n_images = len(split.images) + len(failures)  # the unreadable ones too
     with connect(args.scheduler, args.workers) as client:
         predicted = None if client is None else segment_images(client, jungle, split.images)
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet,
-                                     on_error=report, predicted=predicted, ignore=ignore)
+                                     on_error=lambda i, error: report(error, i),
+                                     predicted=predicted, ignore=ignore)
     names = jungle.class_names
     plot_confusion(scores.confusion, names, confusion_path)
     if json_path:
@@ -297,7 +300,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"{100 * result['pixel_accuracy']:.1f} %  nodes {result['nodes']}  bytes "
               f"{result['bytes']}  (confusion matrix: {confusion_path})")
     if failures:
-        _error(f"{len(failures)} of {len(split.images)} images could not be segmented (each "
+        _error(f"{len(failures)} of {n_images} images could not be read or segmented (each "
                "reported above); the scores cover the others")
         return 1
     return 0

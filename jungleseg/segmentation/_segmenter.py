@@ -180,7 +180,10 @@ class JungleSegmenter(JungleBase):
             raise ValueError("edge-aware smoothing (guided_eps) is for 2-D images; volumes "
                              "average probabilities plainly (guided_eps: null)")
         for i, (im, lab) in enumerate(zip(images, labels)):
-            if np.ndim(im) < ndim or np.shape(lab) != np.shape(im)[:ndim]:
+            if np.ndim(im) < ndim:
+                raise ValueError(f"image {i} has shape {np.shape(im)}: {ndim} spatial axes "
+                                 "needed")
+            if np.shape(lab) != np.shape(im)[:ndim]:
                 raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
                                  f"{np.shape(lab)}")
         labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
