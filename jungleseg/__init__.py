@@ -35,6 +35,7 @@ from .segmentation import (
                        sample_pixels,
                        segment,
                        segment_prepared,
+                       segment_to,
                        segment_volume,
                        smooth_probabilities,
 )
@@ -45,5 +46,5 @@ __all__ = [
     "Scores", "TabularFeatures", "VolumeFeatures", "__version__", "confusion_matrix",
     "evaluate", "evaluate_jungle", "guided_smoothing", "impurity", "level_width",
     "level_widths", "load_model", "sample_pixels", "save_model", "scores", "segment",
-    "segment_prepared", "segment_volume", "smooth_probabilities", "split_gain",
+    "segment_prepared", "segment_to", "segment_volume", "smooth_probabilities", "split_gain",
 ]

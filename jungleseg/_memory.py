@@ -22,7 +22,23 @@ margin ``m``: ``h = tile + 2 m``)::
 
 (untiled, the window's probabilities and labels are the returned ones and are counted
 once). :func:`tile_for_budget` picks the largest tile whose estimate fits a budget; the
-tiled result equals the untiled one (:func:`jungleseg.segment`).
+tiled result equals the untiled one (:func:`jungleseg.segment`). Above
+:data:`TILE_ABOVE` pixels :func:`choose_tile` tiles in any case, with tiles of at most
+:data:`DEFAULT_TILE`, so that the window term stays bounded whatever the image size;
+:func:`jungleseg.segment_to` writes into arrays the caller gives (zarr arrays on disk),
+which removes the image and output terms too when the image itself is read lazily (zarr,
+NPY): the peak is then ``window`` of one tile plus what the output array buffers, one
+chunk. Over a dask cluster (:func:`jungleseg.distributed.segment_array`) every worker
+thread holds one such window of a chunk plus its halo, and the chunk's labels.
+
+A volume of D x H x W voxels (``C_s`` store channels; a window of ``d x h x w`` voxels,
+a tile plus its margin ``m_z, m_y, m_x`` on every side)::
+
+    volume window = d h w (4 C_s + 4 C_in + 4 + 8 K + 16)   store (padded by the probe
+                                                             reach), float copy, filter
+                                                             scratch, probabilities and
+                                                             their smoothing copy, labels
+    volume segmentation = D H W (C_in b_in + 4 K + 8) + volume window   (tiled)
 
 Training on images of shapes (H_i, W_i), N sampled pixels, E entries (N per DAG, or the
 samples of each DAG's own images with ``images_per_dag``), G DAGs, K candidate features,
@@ -186,6 +202,57 @@ def tile_for_budget(jungle, shape, itemsize: int, budget: int, margin: int,
         else:
             high = middle
     return low
+
+
+#: Images above this many pixels are segmented in tiles whatever the budget.
+TILE_ABOVE = 4096 * 4096
+#: The largest tile :func:`choose_tile` picks for them.
+DEFAULT_TILE = 2048
+#: Volumes above this many voxels are segmented in tiles of :data:`VOLUME_TILE` voxels
+#: per axis (or smaller, to fit the budget).
+VOLUME_TILE_ABOVE = 256 * 512 * 512
+VOLUME_TILE = 128
+
+
+def volume_segmentation_bytes(jungle, shape, itemsize: int = 1, tile=None,
+                              margin=(0, 0, 0)) -> int:
+    """Peak bytes of segmenting a (D, H, W[, C]) volume, whole or in cubic tiles of
+    ``tile`` voxels with ``margin`` (z, y, x) around them (module docstring)."""
+    family, k = jungle.family, jungle.n_classes
+    dims = [int(n) for n in shape[:3]]
+    c_in = int(np.prod(shape[3:])) if len(shape) > 3 else 1
+    per_voxel = 4 * family.n_store_channels + 4 * c_in + 4 + 8 * k + 16
+    reach = family.reach
+    if tile is None:
+        window = np.prod([n + 2 * r for n, r in zip(dims, reach)])
+        return int(np.prod(dims) * c_in * itemsize + window * per_voxel)
+    window = np.prod([min(tile, n) + 2 * (m + r) for n, m, r in zip(dims, margin, reach)])
+    return int(np.prod(dims) * (c_in * itemsize + 4 * k + 8) + window * per_voxel)
+
+
+def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
+                smoothing: int | None = None):
+    """The tile :func:`jungleseg.segment` uses with ``tile="auto"`` (see its
+    docstring): for 2-D images :func:`tile_for_budget`, capped at :data:`DEFAULT_TILE`
+    above :data:`TILE_ABOVE` pixels; for volumes (``margin`` per axis, or 0 for the
+    family's own) whole below :data:`VOLUME_TILE_ABOVE` voxels if they fit, else the
+    largest cubic tile up to :data:`VOLUME_TILE` (halved until it fits)."""
+    if jungle.family.spatial_ndim == 3:
+        if not np.ndim(margin):
+            margin = jungle.family.margin()
+        voxels = int(np.prod(shape[:3]))
+        if voxels <= VOLUME_TILE_ABOVE and \
+                volume_segmentation_bytes(jungle, shape, itemsize) <= budget:
+            return None
+        tile = VOLUME_TILE
+        while tile > 8 and volume_segmentation_bytes(jungle, shape, itemsize, tile,
+                                                     margin) > budget:
+            tile //= 2
+        return tile
+    tile = tile_for_budget(jungle, shape, itemsize, budget, margin, smoothing)
+    if int(shape[0]) * int(shape[1]) > TILE_ABOVE:
+        return min(tile or DEFAULT_TILE, DEFAULT_TILE)
+    return tile
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,15 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+from ._outputs import save_or_rescue as _save_or_rescue
+from ._outputs import writable_file as _writable_file
+from ._outputs import writable_folder as _writable_folder
 
 #: Suffix of ``--out`` that names one label file rather than a folder.
 LABEL_SUFFIX = ".png"
@@ -81,60 +84,14 @@ def _budget(args) -> int:
     return max(parse_size(args.max_memory) - resident_memory(), 0)
 
 
-def _writable_file(path, what: str) -> Path:
-    """``path`` if a file can be written there, else ValueError naming it: not a folder,
-    in an existing folder where a file can be created (tried, not guessed: permissions
-    say nothing to root, and a read-only disk says nothing to permissions)."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{path}: is a folder; {what} needs a file name")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"{folder}: no such folder (for {what} {path.name}); create it first")
-    _try_writing(folder)
-    return path
+def _train_model(estimator, split, args, client=None):
+    if client is not None:
+        from .distributed import fit
 
+        start = time.perf_counter()
+        fit(estimator, split.images, split.labels, client)
+        return time.perf_counter() - start
 
-def _writable_folder(path, what: str) -> Path:
-    """``path``, created if missing, if files can be written in it; else ValueError."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{path}: is a file; {what} needs a folder")
-    _try_writing(path, create=True)
-    return path
-
-
-def _try_writing(folder: Path, create: bool = False) -> None:
-    try:
-        if create:
-            folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as err:
-        raise ValueError(f"{folder}: cannot write here ({err.strerror or err})") from None
-
-
-def _save_or_rescue(jungle, path: Path) -> Path:
-    """Save the model at ``path``; if that fails after all, in the working folder or
-    else the temporary folder, and say so: a trained model is never dropped."""
-    from .io import save_model
-
-    try:
-        return save_model(jungle, path)
-    except OSError as first:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for folder in (Path.cwd(), Path(tempfile.gettempdir())):
-            rescue = folder / f"{path.stem}.rescued-{stamp}{path.suffix or '.h5'}"
-            try:
-                save_model(jungle, rescue)
-            except OSError:
-                continue
-            raise OSError(f"{path}: could not write the model ({first.strerror or first}); "
-                          f"it was saved to {rescue} instead") from None
-        raise
-
-
-def _train_model(estimator, split, args):
     def progress(level, nodes):
         bar.update(1)
         _stop_if_interrupted(f"training stopped after level {level}; no model was written")
@@ -172,8 +129,24 @@ def _with_metadata(estimator, split):
     return jungle
 
 
+def _user_split(args, family, jungle=None):
+    """The images and labels of ``--images``/``--labels`` (or ``--data`` holding
+    ``images/`` and ``labels/``), paired by name, or None for a benchmark; with a model,
+    every label value must be one of its classes or ignored."""
+    from .datasets.folders import load_folders, user_folders
+
+    folders = user_folders(args.images, args.labels, args.data)
+    if folders is None:
+        return None
+    if jungle is None:
+        return load_folders(*folders, family, args.n)
+    ignore = list(jungle.params.get("ignore", (255,)))
+    return load_folders(*folders, family, args.n, classes=jungle.classes, ignore=ignore)
+
+
 def cmd_train(args: argparse.Namespace) -> int:
-    """Train on a benchmark's training part with a config; save the model."""
+    """Train with a config on a benchmark's training part or on folders of images and
+    labels paired by name; save the model."""
     from .config import load_config, parse_overrides
     from .datasets import load_benchmark
 
@@ -184,74 +157,80 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
     estimator = config.estimator()
-    split = load_benchmark(config.dataset, "train", args.data, args.n)
+    split = _user_split(args, estimator._family())
+    if split is None:
+        if config.dataset == "napari":
+            raise ValueError(f"{args.config}: a config for your own data: give --images DIR "
+                             "--labels DIR (or --data DIR with images/ and labels/)")
+        split = load_benchmark(config.dataset, "train", args.data, args.n)
     _check_training_memory(estimator, split, budget)
     _stop_if_interrupted()
-    seconds = _train_model(estimator, split, args)
+    from .distributed import connect
+
+    with connect(args.scheduler, args.workers) as client:
+        seconds = _train_model(estimator, split, args, client)
     path = _save_or_rescue(_with_metadata(estimator, split), out)
     _say(args, f"trained on {len(split.images)} images in {seconds:.1f} s: "
                f"{estimator.node_count_} nodes, {estimator.model_bytes_} bytes -> {path}")
     return 0
 
 
-def _segment_file(jungle, path: Path, args, budget: int):
-    from ._memory import tile_for_budget
-    from .imageio import read_image
-    from .segmentation import segment, smoothing_reach
-
-    image = read_image(path, jungle.family, mmap=True)
-    smoothing = jungle.params.get("smoothing", 0) if args.smoothing is None else args.smoothing
-    margin = (jungle.family.margin(image) if hasattr(jungle.family, "margin") else 0) \
-        + smoothing_reach(smoothing, jungle.params.get("guided_eps"))
-    tile = tile_for_budget(jungle, image.shape, image.dtype.itemsize, budget, margin,
-                           smoothing)
-    return segment(jungle, image, tile=tile, smoothing=args.smoothing,
-                   probabilities=args.probabilities)
-
-
-def _label_targets(files: list[Path], out: Path) -> list[tuple[Path, Path]]:
-    """(input, label file) pairs: ``--out`` ending in .png names the one label file."""
+def _label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path, Path]]:
+    """(input, label file) pairs: ``--out`` ending in .png (.tif for volumes, or .zarr)
+    names the one label file; else it is a folder for ``<name><suffix>`` files."""
     from .imageio import IMAGE_SUFFIXES
 
-    if out.suffix.lower() == LABEL_SUFFIX:
+    if out.suffix.lower() in (suffix, ".zarr") or out.name.lower().endswith(".tiff"):
         if len(files) != 1:
             raise ValueError(f"--out {out} names one label file, but there are "
                              f"{len(files)} images; give a folder")
         return [(files[0], _writable_file(out, "--out"))]
     if out.suffix.lower() in IMAGE_SUFFIXES:
-        raise ValueError(f"--out {out}: labels are written as PNG; give NAME.png or a folder")
+        raise ValueError(f"--out {out}: labels are written as {suffix[1:].upper()} (or zarr); "
+                         f"give NAME{suffix}, NAME.zarr or a folder")
     folder = _writable_folder(out, "--out")
-    return [(f, folder / f"{f.stem}{LABEL_SUFFIX}") for f in files]
+    return [(f, folder / f"{f.name[:-len(f.suffix)] if f.suffix else f.name}{suffix}")
+            for f in files]
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
-    """Segment image files and folders with a model; write label PNGs (and probabilities)."""
-    from .imageio import image_files, write_labels
+    """Segment image files and folders (volume files with a volume model) with a model;
+    write label PNGs (multipage label TIFFs for volumes, or zarr), and probabilities."""
+    from .distributed import connect, segment_file, segment_files
+    from .imageio import image_files
     from .io import load_model
     from .jungle import ModelError
 
     jungle = load_model(args.model)
     budget = _budget(args)
-    targets = _label_targets(image_files(args.inputs), Path(args.out))
-    colours = jungle.metadata.get("class_colours")
-    bar = _progress(args, len(targets), "segmenting")
+    if args.tile is not None and args.tile < 1:
+        raise ValueError(f"--tile must be >= 1, got {args.tile}")
+    suffix = ".tif" if jungle.family.spatial_ndim == 3 else LABEL_SUFFIX
+    targets = _label_targets(image_files(args.inputs), Path(args.out), suffix)
     pixels, failed, start = 0, 0, time.perf_counter()
-    for k, (path, target) in enumerate(targets):
+    with connect(args.scheduler, args.workers) as client:
+        if client is not None:
+            results = segment_files(client, args.model, targets, args.tile, args.smoothing,
+                                    args.probabilities)
+            for (path, _), (n, problem) in zip(targets, results):
+                if problem is not None and args.fail_fast:
+                    raise ValueError(_naming(path, ValueError(problem)))
+                if problem is not None:
+                    _error(_naming(path, ValueError(problem)))
+                failed, pixels = failed + (problem is not None), pixels + n
+    bar = _progress(args, len(targets) if client is None else 0, "segmenting")
+    for k, (path, target) in enumerate(targets if client is None else []):
         _stop_if_interrupted(f"{k - failed} of {len(targets)} images segmented")
         try:
-            labels, proba = _segment_file(jungle, path, args, budget)
-            write_labels(target, labels, colours)
-            if args.probabilities:
-                np.save(target.with_name(f"{target.stem}_proba.npy"), proba)
+            pixels += segment_file(jungle, path, target, args.tile, args.smoothing,
+                                   args.probabilities, budget)
         except (ValueError, OSError, MemoryError, ModelError) as err:
             if args.fail_fast:
                 raise
             failed += 1
             _error(_naming(path, err))
-            continue
         finally:
             bar.update(1)
-        pixels += labels.size
     bar.close()
     seconds = max(time.perf_counter() - start, 1e-9)
     done = len(targets) - failed
@@ -272,6 +251,7 @@ def _naming(path: Path, err: BaseException) -> str:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Score a model on a benchmark's test part; print, and write JSON and a confusion PNG."""
     from .datasets import load_benchmark
+    from .distributed import connect, segment_images
     from .evaluate import class_mismatch, plot_confusion, evaluate_jungle
     from .io import load_model
 
@@ -279,21 +259,35 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     confusion_path = _writable_file(args.confusion or Path(args.model).with_suffix(
         ".confusion.png"), "--confusion")
     json_path = _writable_file(args.json, "--json") if args.json else None
-    split = load_benchmark(args.dataset, "test", args.data, args.n)
-    problem = class_mismatch(jungle, split.class_names)
-    if problem and not args.allow_class_mismatch:
-        raise ValueError(f"{args.model} does not fit dataset {args.dataset}: {problem} "
-                         "(--allow-class-mismatch scores it all the same)")
     failures = []
 
-    def report(i, error):
+    def report(error, i=None):
         if args.fail_fast:
             raise error
-        failures.append(i)
-        _error(f"{args.dataset} test image {i}: {str(error).splitlines()[0]}")
+        failures.append(error)
+        _error(("" if i is None else f"{where} {i}: ") + str(error).splitlines()[0])
 
+    split, ignore, where = _user_split(args, jungle.family, jungle), None, "image"
+    if split is not None:
+        ignore = list(jungle.params.get("ignore", (255,)))
+    elif not args.dataset:
+        raise ValueError("give --dataset NAME, or your own --images DIR --labels DIR")
+    else:
+        where = f"{args.dataset} test image"
+        split = load_benchmark(args.dataset, "test", args.data, args.n, on_error=report)
+        if not split.images:
+            raise ValueError(f"no readable test image of dataset {args.dataset} in "
+                             f"{args.data or 'the default data folder'}")
+        problem = class_mismatch(jungle, split.class_names)
+        if problem and not args.allow_class_mismatch:
+            raise ValueError(f"{args.model} does not fit dataset {args.dataset}: {problem} "
+                             "(--allow-class-mismatch scores it all the same)")
+    n_images = len(split.images) + len(failures)  # the unreadable ones too
+    with connect(args.scheduler, args.workers) as client:
+        predicted = None if client is None else segment_images(client, jungle, split.images)
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet,
-                                     on_error=report)
+                                     on_error=lambda i, error: report(error, i),
+                                     predicted=predicted, ignore=ignore)
     names = jungle.class_names
     plot_confusion(scores.confusion, names, confusion_path)
     if json_path:
@@ -306,7 +300,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"{100 * result['pixel_accuracy']:.1f} %  nodes {result['nodes']}  bytes "
               f"{result['bytes']}  (confusion matrix: {confusion_path})")
     if failures:
-        _error(f"{len(failures)} of {len(split.images)} images could not be segmented (each "
+        _error(f"{len(failures)} of {n_images} images could not be read or segmented (each "
                "reported above); the scores cover the others")
         return 1
     return 0
@@ -423,23 +417,38 @@ def build_parser() -> argparse.ArgumentParser:
                              "memory available at the start); larger images are segmented in tiles, larger "
                              "trainings are refused")
 
+    cluster = argparse.ArgumentParser(add_help=False)
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="run on the dask cluster of this scheduler, e.g. tcp://host:8786")
+    cluster.add_argument("--workers", type=int, metavar="N",
+                         help="run on a new local dask cluster of N worker processes")
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("--images", metavar="DIR", help="folder of your own images (or volumes)")
+    data.add_argument("--labels", metavar="DIR",
+                      help="folder of their label files, paired with the images by name")
+
     def add(name, *parents, **kw):
         return sub.add_parser(name, parents=[common, *parents], **kw)
 
-    p = add("train", memory, help="train a jungle from a config file")
+    p = add("train", memory, cluster, data, help="train a jungle from a config file")
     p.add_argument("config")
     p.add_argument("--out", required=True, help="model file to write (.h5)")
-    p.add_argument("--data", help="data folder (real sets) or a folder from 'generate'")
+    p.add_argument("--data", help="data folder (real sets), a folder from 'generate', or "
+                                  "one holding images/ and labels/")
     p.add_argument("--n", type=int, help="use only the first N training images")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config value, e.g. --set jungle.max_width=128")
     p.set_defaults(run=cmd_train)
 
-    p = add("segment", memory, help="segment image files or folders")
+    p = add("segment", memory, cluster, help="segment image files or folders")
     p.add_argument("model")
     p.add_argument("inputs", nargs="+")
     p.add_argument("--out", required=True,
-                   help="folder for <name>.png label files, or NAME.png for one image")
+                   help="folder for <name>.png label files (<name>.tif for volumes), or "
+                        "NAME.png, NAME.tif or NAME.zarr for one image")
+    p.add_argument("--tile", type=int, metavar="N",
+                   help="segment in N x N tiles (N^3 for volumes); default: tiles above a "
+                        "size and by the memory budget")
     p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
     p.add_argument("--smoothing", type=int, default=None, metavar="R",
                    help="average probabilities over a (2R+1)^2 box before labelling "
@@ -448,10 +457,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop at the first bad image (default: report it, go on)")
     p.set_defaults(run=cmd_segment)
 
-    p = add("evaluate", help="Jaccard of a model on a benchmark's test part")
+    p = add("evaluate", cluster, data,
+            help="Jaccard of a model on a benchmark's test part or on your own folders")
     p.add_argument("model")
-    p.add_argument("--dataset", required=True)
-    p.add_argument("--data")
+    p.add_argument("--dataset")
+    p.add_argument("--data", help="data folder, or one holding images/ and labels/")
     p.add_argument("--n", type=int, help="use only the first N test images")
     p.add_argument("--json", help="write the scores as JSON to this file")
     p.add_argument("--confusion", help="confusion-matrix PNG (default: beside the model)")

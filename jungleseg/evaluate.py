@@ -152,7 +152,8 @@ def class_mismatch(jungle: Jungle, class_names: dict) -> str | None:
 
 
 def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
-                    progress: bool = False, on_error: Callable[[int, Exception], None] | None = None
+                    progress: bool = False, on_error: Callable[[int, Exception], None] | None = None,
+                    predicted: Sequence | None = None, ignore: Sequence[int] | None = None
                     ) -> tuple[Scores, dict]:
     """Segment images with a jungle and score the result against their label images.
 
@@ -169,6 +170,12 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
         ``on_error(i, error)`` is called for an image ``i`` that cannot be segmented
         (a ValueError or MemoryError), which is then left out of the scores; without it
         the error is raised.
+    predicted : sequence, optional
+        Each image's labels computed already (elsewhere, e.g. on a cluster:
+        :func:`jungleseg.distributed.segment_images`), or the error it raised.
+    ignore : sequence of int, optional
+        Label values left out of the scores (default 255, and 0 for depth models); a
+        model trained on a user's folders passes its own ``ignore``.
 
     Returns
     -------
@@ -181,19 +188,25 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     """
     from tqdm import tqdm
 
-    predicted, truth = [], []
+    given, predicted, truth = predicted, [], []
     for i, image in enumerate(tqdm(images, disable=not progress, leave=False,
                                    desc="evaluating")):
         try:
-            predicted.append(segment(jungle, image, probabilities=False)[0])
+            if given is None:
+                predicted.append(segment(jungle, image, probabilities=False)[0])
+            elif isinstance(given[i], Exception):
+                raise given[i]
+            else:
+                predicted.append(given[i])
         except (ValueError, MemoryError) as error:
             if on_error is None:
                 raise
             on_error(i, error)
             continue
         truth.append(labels[i])
-    ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
-    result = evaluate(truth, predicted, jungle.classes, ignore=ignore)
+    if ignore is None:
+        ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
+    result = evaluate(truth, predicted, jungle.classes, ignore=tuple(ignore))
     report = result.as_dict(jungle.class_names)
     report.update(nodes=jungle.node_count, bytes=jungle.nbytes,
                   max_feature_evaluations=jungle.max_feature_evaluations,

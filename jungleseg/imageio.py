@@ -4,13 +4,19 @@ Reading is strict: a truncated or damaged file is an error naming the file, neve
 warning with a half-grey picture. PNG files are checked chunk by chunk (CRC, the end
 chunk) by Pillow and decoded by OpenCV (16-bit, palettes expanded); JPEG files are
 decoded by Pillow, which refuses truncated data and gives the same pixels as OpenCV;
-TIFF files are read by tifffile (any channel count and dtype; OpenCV for the LZW files
-tifffile cannot decode without ``imagecodecs``); NPY files by NumPy without pickles.
-Colour pictures come out in RGB order.
+TIFF files are read by tifffile (any channel count and dtype, multipage stacks as
+volumes, an ImageJ or OME channel axis moved last; OpenCV for the LZW files tifffile
+cannot decode without ``imagecodecs``); NPY files by NumPy without pickles; zarr arrays
+and OME-Zarr images (level 0 of the multiscales, a channel axis moved last) by zarr,
+lazily: a tiled segmentation reads them tile by tile. Colour pictures come out in RGB
+order; channels always come last.
 
 Label images are written as palette (indexed) PNGs: the pixel values are the class values,
 and the palette gives each class its colour, so viewers show colours. Pillow, imageio and
-scikit-image read back the values; OpenCV expands the palette to colours.
+scikit-image read back the values; OpenCV expands the palette to colours. Label volumes
+are written as multipage TIFF files, and labels of any size as zarr arrays (chunk by
+chunk, OME-Zarr for a name ending in ``.ome.zarr``). :func:`read_labels` reads label
+files back strictly: one integer class value per pixel.
 """
 from __future__ import annotations
 
@@ -20,8 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-#: Suffixes read by :func:`read_image` (case-insensitive).
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy")
+#: Suffixes read by :func:`read_image` (case-insensitive); a ``.zarr`` is a folder.
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy", ".zarr")
+#: Suffixes :func:`write_labels` writes.
+LABEL_SUFFIXES = (".png", ".tif", ".tiff", ".zarr")
+ZARR_SUFFIX = ".zarr"
 
 
 def _pillow_open(path: Path):
@@ -67,7 +76,10 @@ def _read_tiff(path: Path) -> np.ndarray:
     import tifffile
 
     try:
-        return tifffile.imread(path)
+        with tifffile.TiffFile(path) as tiff:
+            series = tiff.series[0]
+            image, axes = series.asarray(), series.axes
+        return _channels_last(image, axes)
     except ValueError as err:
         if "imagecodecs" not in str(err):
             raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
@@ -83,6 +95,20 @@ def _read_tiff(path: Path) -> np.ndarray:
     if image is None:
         raise ValueError(f"{path}: damaged or truncated image file")
     return _rgb_order(image)
+
+
+def _channels_last(image: np.ndarray, axes: str) -> np.ndarray:
+    """A TIFF series with its channel axis (``C``, e.g. ImageJ's ZCYX) last and axes of
+    one element other than the image's own (time, ``Q``) dropped; colour samples (``S``)
+    are last already."""
+    axes = axes.upper()
+    for k in reversed(range(len(axes))):
+        if axes[k] not in "CSZYX" and image.shape[k] == 1:
+            image, axes = image.reshape(image.shape[:k] + image.shape[k + 1:]), \
+                axes[:k] + axes[k + 1:]
+    if "C" in axes and "S" not in axes:
+        image = np.moveaxis(image, axes.index("C"), -1)
+    return image
 
 
 def _rgb_order(image: np.ndarray) -> np.ndarray:
@@ -101,13 +127,86 @@ def _read_npy(path: Path, mmap: bool = False) -> np.ndarray:
         raise ValueError(f"{path}: not a readable NPY array ({err})") from None
 
 
+class LazyImage:
+    """A lazy view of an array (an OME-Zarr level): the axes ``index`` fixes (an int)
+    dropped, and the axis ``channel`` of the others moved last. Slicing with slices and
+    ints reads only the part asked for, so a tiled segmentation reads tile by tile."""
+
+    def __init__(self, array, index: tuple, channel: int | None):
+        self.array, self.index = array, index
+        kept = [k for k, i in enumerate(index) if isinstance(i, slice)]
+        if channel is not None:
+            kept.append(kept.pop(channel))
+        self.axes = kept  # the array axis of each axis of the view
+        self.shape = tuple(array.shape[k] for k in kept)
+        self.dtype, self.ndim = np.dtype(array.dtype), len(kept)
+
+    def __getitem__(self, key) -> np.ndarray:
+        key = key if isinstance(key, tuple) else (key,)
+        if key and key[0] is Ellipsis:
+            key = key[1:]
+        full = list(self.index)
+        for axis, k in zip(self.axes, key):
+            full[axis] = k
+        part = np.asarray(self.array[tuple(full)])
+        left = [a for a, k in zip(self.axes, key + (slice(None),) * self.ndim)
+                if isinstance(k, slice)]  # the view axes that remain, in view order
+        return np.transpose(part, np.argsort(np.argsort(left))) if part.ndim > 1 else part
+
+    def __array__(self, dtype=None, copy=None):
+        image = self[...]
+        return image if dtype is None else image.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+
+def _ome_multiscales(attrs) -> list | None:
+    """The ``multiscales`` of OME-Zarr attributes (0.4, or 0.5 under ``ome``)."""
+    attrs = dict(attrs)
+    return (attrs.get("ome") or {}).get("multiscales") or attrs.get("multiscales")
+
+
+def _read_zarr(path: Path):
+    """A zarr array, or level 0 of an OME-Zarr image (axes of one element other than
+    the image's own dropped, the channel axis last), lazily."""
+    import zarr
+
+    try:
+        node = zarr.open(str(path), mode="r")
+    except Exception as err:  # zarr raises many kinds: any is an unreadable file
+        raise ValueError(f"{path}: not a readable zarr array ({err})") from None
+    if hasattr(node, "shape"):
+        return node
+    multiscales = _ome_multiscales(node.attrs)
+    if not multiscales:
+        arrays = [name for name, _ in node.arrays()]
+        if len(arrays) != 1:
+            raise ValueError(f"{path}: a zarr group with {len(arrays)} arrays and no "
+                             "OME-Zarr multiscales: give the array itself (GROUP/NAME)")
+        return node[arrays[0]]
+    scale = multiscales[0]
+    array = node[scale["datasets"][0]["path"]]
+    axes = [a["name"] if isinstance(a, dict) else a for a in scale.get("axes", [])]
+    if len(axes) != array.ndim:
+        return array
+    index = tuple(slice(None) if name in "czyx" or n > 1 else 0
+                  for name, n in zip(axes, array.shape))
+    kept = [name for name, i in zip(axes, index) if isinstance(i, slice)]
+    channel = kept.index("c") if "c" in kept else None
+    if channel is None and len(kept) == array.ndim:
+        return array
+    return LazyImage(array, index, channel)
+
+
 _READERS = {".png": _read_png, ".jpg": _read_jpeg, ".jpeg": _read_jpeg, ".tif": _read_tiff,
-            ".tiff": _read_tiff, ".npy": _read_npy}
+            ".tiff": _read_tiff, ".npy": _read_npy, ".zarr": _read_zarr}
 
 
 def read_image(path: str | os.PathLike, family=None, mmap: bool = False) -> np.ndarray:
     """One image file as an array (RGB order for colour pictures; with ``mmap``, an NPY
-    file is memory-mapped, so a tiled segmentation reads it tile by tile); with the model's
+    file is memory-mapped and a zarr array stays lazy, so a tiled segmentation reads them
+    tile by tile; without, everything is read into memory); with the model's
     feature ``family``, also the checks that its shape suits the model (a grey model
     refuses colour pictures, an RGB model grey ones, a depth model anything but one
     channel). Raises ValueError naming the file for anything unreadable, damaged or
@@ -115,20 +214,23 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False) -> np.n
     from .features import DepthFeatures
 
     path = Path(path)
-    if path.is_dir():
+    zarr = path.suffix.lower() == ZARR_SUFFIX
+    if path.is_dir() and not zarr:
         raise ValueError(f"{path}: is a folder, not an image file")
-    if not path.is_file():
+    if not (path.is_dir() if zarr else path.is_file()):
         raise FileNotFoundError(f"{path}: no such image file")
     reader = _READERS.get(path.suffix.lower())
     if reader is None:
         raise ValueError(f"{path}: unknown image type; readable: {', '.join(IMAGE_SUFFIXES)}")
     image = reader(path, mmap) if reader is _read_npy else reader(path)
+    if zarr and not mmap:
+        image = np.asarray(image)
     if isinstance(family, DepthFeatures):
         if image.ndim != 2:
             raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")
         return image
     if image.ndim == 3 and image.shape[2] == 4 and getattr(family, "input", None) == "rgb":
-        image = image[:, :, :3]
+        image = image[:, :, :3] if isinstance(image, np.ndarray) else np.asarray(image)[..., :3]
     if getattr(family, "input", None) == "grey" and image.ndim == 3:
         raise ValueError(f"{path}: the model reads grey images; this one has "
                          f"{image.shape[2]} channels")
@@ -143,10 +245,11 @@ def image_files(paths) -> list[Path]:
     ValueError when no image is found."""
     files = []
     for p in map(Path, paths):
-        if p.is_dir():
-            files += sorted(f for f in p.iterdir()
-                            if f.suffix.lower() in IMAGE_SUFFIXES and f.is_file())
-        elif p.is_file():
+        if p.is_dir() and p.suffix.lower() != ZARR_SUFFIX:
+            files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES
+                            and (f.is_dir() if f.suffix.lower() == ZARR_SUFFIX
+                                 else f.is_file()))
+        elif p.exists():
             files.append(p)
         else:
             raise FileNotFoundError(f"{p}: no such file or folder")
@@ -174,20 +277,81 @@ def class_palette(colours: dict | None = None) -> np.ndarray:
     return palette
 
 
+def read_labels(path: str | os.PathLike) -> np.ndarray:
+    """One label file as an integer array of class values: (H, W) label images or (D, H,
+    W) label volumes, from PNG (grey, 16-bit or palette: the palette indices are the
+    values), TIFF, NPY or zarr. Raises ValueError naming the file for anything that is not
+    one whole class value 0..65535 per pixel (colour pictures, JPEG, floats, negative
+    values), or unreadable."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".jpg", ".jpeg"):
+        raise ValueError(f"{path}: JPEG is lossy and changes label values; save labels as "
+                         "PNG, TIFF, NPY or zarr")
+    if suffix == ".png":
+        read_image(path)  # the strict checks: truncation, damaged chunks
+        from PIL import Image
+
+        with Image.open(path) as picture:
+            palette = picture.mode == "P"
+            labels = np.asarray(picture) if palette else None
+        if labels is None:
+            labels = _read_png(path)
+    else:
+        labels = np.asarray(read_image(path))
+    if labels.ndim == 3 and labels.shape[2] in (3, 4) and suffix == ".png":
+        raise ValueError(f"{path}: a colour picture; a label file holds one class value per "
+                         "pixel (grey or palette PNG, values 0, 1, 2...)")
+    if labels.dtype.kind not in "uib":
+        raise ValueError(f"{path}: {labels.dtype} values; labels must be whole class values "
+                         "(an integer type)")
+    if labels.size and (labels.min() < 0 or labels.max() > 65535):
+        raise ValueError(f"{path}: label values {labels.min()}..{labels.max()}; class values "
+                         "must lie in 0..65535")
+    if labels.ndim not in (2, 3):
+        raise ValueError(f"{path}: labels of shape {labels.shape}; expected (H, W) or "
+                         "(D, H, W)")
+    return labels.astype(np.uint8) if labels.dtype.kind == "b" else labels
+
+
+def _label_dtype(path: Path, high: int):
+    if high > 65535:
+        raise ValueError(f"{path}: label values up to {high} do not fit in 0..65535")
+    return np.uint8 if high < 256 else np.uint16
+
+
 def write_labels(path: str | os.PathLike, labels: np.ndarray,
                  colours: dict | None = None) -> Path:
-    """Write a label image: a palette PNG (values 0..255, colours from
-    :func:`class_palette`) or, for larger values, a 16-bit grey PNG. Raises OSError
-    naming the file when it cannot be written."""
+    """Write a label image or volume by the suffix of ``path``: ``.png`` a palette PNG
+    (values 0..255, colours from :func:`class_palette`) or, for larger values, a 16-bit
+    grey PNG; ``.tif`` a TIFF, multipage for a (D, H, W) volume; ``.zarr`` a zarr array
+    (see :func:`open_label_array`). Raises OSError naming the file when it cannot be
+    written."""
     import cv2
     from PIL import Image
 
     path = Path(path)
     labels = np.asarray(labels)
-    if labels.size and (labels.min() < 0 or labels.max() > 65535):
-        raise ValueError(f"{path}: label values {labels.min()}..{labels.max()} do not fit "
-                         "in a PNG (0..65535)")
-    if labels.max(initial=0) < 256:
+    suffix = path.suffix.lower()
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"{path}: negative label values cannot be written")
+    dtype = _label_dtype(path, int(labels.max(initial=0)))
+    if suffix in (".tif", ".tiff"):
+        import tifffile
+
+        try:
+            tifffile.imwrite(path, labels.astype(dtype), photometric="minisblack",
+                             compression="zlib")
+        except (OSError, ValueError) as err:
+            raise OSError(f"{path}: could not write this file ({err})") from None
+        return path
+    if suffix == ZARR_SUFFIX:
+        out = open_label_array(path, labels.shape, dtype, colours=colours)
+        out[...] = labels
+        return path
+    if labels.ndim != 2:
+        raise ValueError(f"{path}: labels of shape {labels.shape} need a .tif or .zarr file")
+    if dtype == np.uint8:
         picture = Image.fromarray(labels.astype(np.uint8), mode="P")
         picture.putpalette(class_palette(colours).ravel().tolist())
         try:
@@ -197,3 +361,35 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     elif not cv2.imwrite(str(path), labels.astype(np.uint16)):
         raise OSError(f"{path}: could not write this file")
     return path
+
+
+def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple | None = None,
+                     colours: dict | None = None):
+    """A new zarr array at ``path`` for labels of ``shape``, filled chunk by chunk by the
+    caller (so labels of any size are written without holding them). A name ending in
+    ``.ome.zarr`` makes an OME-Zarr image (NGFF 0.4: one level ``0``, axes y, x or z, y,
+    x). The class colours go to the attributes (``class_colours``)."""
+    import zarr
+
+    path = Path(path)
+    chunks = chunks or tuple(min(n, 1024 if len(shape) == 2 else 128) for n in shape)
+    version = int(zarr.__version__.split(".")[0])
+    fmt = {"zarr_format": 2} if version >= 3 else {}
+    try:
+        if path.name.lower().endswith(".ome.zarr"):
+            group = zarr.open_group(str(path), mode="w", **fmt)
+            axes = [{"name": a, "type": "space"} for a in "zyx"[3 - len(shape):]]
+            group.attrs["multiscales"] = [{"version": "0.4", "name": path.stem, "axes": axes,
+                                          "datasets": [{"path": "0", "coordinateTransformations":
+                                                        [{"type": "scale",
+                                                          "scale": [1.0] * len(shape)}]}]}]
+            make = group.create_array if hasattr(group, "create_array") else group.create_dataset
+            array = make("0", shape=shape, chunks=chunks, dtype=dtype, fill_value=0)
+            group.attrs["class_colours"] = colours or {}
+            return array
+        array = zarr.open_array(str(path), mode="w", shape=shape, chunks=chunks, dtype=dtype,
+                                fill_value=0)
+        array.attrs["class_colours"] = colours or {}
+        return array
+    except (OSError, ValueError) as err:
+        raise OSError(f"{path}: could not write this file ({err})") from None

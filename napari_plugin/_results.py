@@ -1,11 +1,29 @@
 """The widget's output layers: segmentation, uncertainty and probabilities, filled part by
-part as the worker yields them, on the input's scale and translate."""
+part as the worker yields them, on the input's scale and translate.
+
+Layers of more than :data:`FEW_SLICES` slices are chunked, not dense: in-memory zarr arrays
+with one compressed chunk per slice, so a slice takes memory only once it is segmented, and
+then its compressed size (label slices compress to a few percent; see docs/memory.md)."""
 from __future__ import annotations
 
 import numpy as np
 from napari.utils.colormaps import DirectLabelColormap
 
 from . import _session as session
+
+#: Output layers with more slices than this are chunked zarr arrays, not dense arrays.
+FEW_SLICES = 8
+
+
+def blank(shape: tuple, dtype):
+    """Zeros of ``shape`` for an output layer: a NumPy array up to :data:`FEW_SLICES`
+    slices (the leading axes' product), else an in-memory zarr array chunked by slice."""
+    shape = tuple(int(n) for n in shape)
+    if int(np.prod(shape[:-2], dtype=np.int64)) <= FEW_SLICES:
+        return np.zeros(shape, dtype)
+    import zarr
+
+    return zarr.zeros(shape, chunks=(1,) * (len(shape) - 2) + shape[-2:], dtype=dtype)
 
 
 class ResultLayers:
@@ -22,7 +40,7 @@ class ResultLayers:
             self.viewer.layers.remove(layer)
             layer = None
         if layer is None:
-            layer = make(np.zeros(shape, dtype), name=name, scale=scale, translate=translate)
+            layer = make(blank(shape, dtype), name=name, scale=scale, translate=translate)
         return layer
 
     def show(self, name: str, shape: tuple, scale: tuple, translate: tuple, key: tuple,

@@ -187,6 +187,25 @@ def test_hostile_images_are_refused_or_read_alike(trained, tmp_path):
                                       reference, err_msg=name)
 
 
+def test_evaluate_goes_on_past_an_unreadable_file(trained, tmp_path):
+    _, data, model = trained
+    copy = tmp_path / "faces"
+    shutil.copytree(data, copy)
+    bad = copy / "images/000001.png"
+    bad.write_bytes(bad.read_bytes()[:200])  # truncated
+    proc = run("evaluate", model, "--dataset", "faces", "--data", copy, "--json",
+               tmp_path / "r.json", "--confusion", tmp_path / "cm.png", ok=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and str(bad) in lines[0] and "truncated" in lines[0]
+    assert "1 of 6 images could not be read or segmented" in lines[1]
+    assert json.loads((tmp_path / "r.json").read_text())["n_failed"] == 1
+    assert (tmp_path / "cm.png").is_file()  # the five good images are scored
+    fast = run("evaluate", model, "--dataset", "faces", "--data", copy, "--confusion",
+               tmp_path / "cm2.png", "--fail-fast", ok=False)
+    assert str(bad) in one_line_error(fast) and not (tmp_path / "cm2.png").exists()
+
+
 def test_evaluating_with_other_classes_is_refused(trained, tmp_path):
     folder, data, model = trained
     kinect = tmp_path / "k"

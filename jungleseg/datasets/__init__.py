@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ._imageset import OnError
+
 BENCHMARKS = ("kinect", "faces", "fasseg", "stanford")
 
 
@@ -19,7 +21,7 @@ class Split:
 
 
 def load_benchmark(name: str, part: str = "train", data: str | os.PathLike | None = None,
-                   n: int | None = None) -> Split:
+                   n: int | None = None, on_error: OnError | None = None) -> Split:
     """The train or test part of a benchmark.
 
     - ``stanford``: fold 0 of ``kfold_splits(k=5, seed=0)`` over the real images;
@@ -27,13 +29,16 @@ def load_benchmark(name: str, part: str = "train", data: str | os.PathLike | Non
     - ``faces``, ``kinect``: synthetic, rendered with seed 0 (train) or 1 (test), ``n``
       images (default 300/100 faces, 1000/200 depth frames), or read from ``data`` when
       it names a folder written by ``jungleseg generate``.
+
+    Files are read strictly. With ``on_error``, each image that cannot be read is reported
+    to it (the error names the file) and left out; without, the first one raises.
     """
     if part not in ("train", "test"):
         raise ValueError(f"part must be 'train' or 'test', got {part!r}")
     if name == "stanford":
         from .stanford import CLASS_COLOURS, CLASS_NAMES, kfold_splits, load_stanford
 
-        rows = load_stanford(data)
+        rows = load_stanford(data, on_error=on_error)
         train_ids, test_ids = kfold_splits([r[0] for r in rows], k=5, seed=0)[0]
         keep = set(train_ids if part == "train" else test_ids)
         rows = [r for r in rows if r[0] in keep][:n]
@@ -42,14 +47,14 @@ def load_benchmark(name: str, part: str = "train", data: str | os.PathLike | Non
     if name == "fasseg":
         from .fasseg import CLASS_COLOURS, CLASS_NAMES, paper_protocol
 
-        rows = paper_protocol(data)[0 if part == "train" else 1][:n]
+        rows = paper_protocol(data, on_error)[0 if part == "train" else 1][:n]
         return Split([r[1] for r in rows], [r[2] for r in rows], dict(enumerate(CLASS_NAMES)),
                      {i: c.tolist() for i, c in enumerate(CLASS_COLOURS)})
     if name == "faces":
         from .faces import CLASS_COLOURS, CLASS_NAMES, load_faces, render_faces
 
         if data is not None:
-            images, labels = load_faces(data)
+            images, labels = load_faces(data, on_error)
         else:
             images, labels = render_faces(n or (300 if part == "train" else 100),
                                           seed=0 if part == "train" else 1)
@@ -59,7 +64,7 @@ def load_benchmark(name: str, part: str = "train", data: str | os.PathLike | Non
         from .kinect import CLASS_COLOURS, CLASS_NAMES, load_frames, render_frames
 
         if data is not None:
-            depth, labels = load_frames(data)
+            depth, labels = load_frames(data, on_error)
         else:
             depth, labels = render_frames(n or (1000 if part == "train" else 200),
                                           seed=0 if part == "train" else 1)

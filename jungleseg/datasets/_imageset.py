@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import cv2
@@ -58,10 +58,50 @@ def save_image_set(folder: str | os.PathLike, images: ArrayLike, labels: ArrayLi
     return folder
 
 
-def load_image_set(folder: str | os.PathLike, image_dir: str = "images"
+#: ``on_error(error)`` is told of a file that cannot be read (the error names it); the
+#: loaders then leave that image out instead of ending the whole load.
+OnError = Callable[[Exception], None]
+
+
+def read_each(items: Iterable, read: Callable, on_error: OnError | None = None) -> list:
+    """``read(item)`` for every item, in order. Without ``on_error`` the first unreadable
+    file (ValueError or OSError) ends the load; with it, that item is reported and left
+    out, so that a batch goes on past a bad file."""
+    out = []
+    for item in items:
+        try:
+            out.append(read(item))
+        except (ValueError, OSError) as error:
+            if on_error is None:
+                raise
+            on_error(error)
+    return out
+
+
+def read_rgb(path: Path) -> np.ndarray:
+    """A picture as (H, W, 3) RGB, read strictly (a truncated or damaged file is an error
+    naming it; :func:`jungleseg.imageio.read_image`), or by OpenCV for other formats
+    (BMP): grey repeated, alpha dropped."""
+    from ..imageio import IMAGE_SUFFIXES, read_image
+
+    if Path(path).suffix.lower() in IMAGE_SUFFIXES:
+        image = read_image(path)
+    else:
+        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+        if image is None:
+            raise ValueError(f"{path}: cannot read this image")
+        image = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    return np.repeat(image[:, :, None], 3, axis=2) if image.ndim == 2 else image[:, :, :3]
+
+
+def load_image_set(folder: str | os.PathLike, image_dir: str = "images",
+                   on_error: OnError | None = None
                    ) -> tuple[list[np.ndarray], list[np.ndarray], dict]:
     """Read a folder written by :func:`save_image_set`: images (RGB, grey or 16-bit as
-    stored), label maps and the ``meta.json`` entries."""
+    stored), label maps and the ``meta.json`` entries. Files are read strictly; with
+    ``on_error``, an unreadable pair is reported and left out (:func:`read_each`)."""
+    from ..imageio import read_image
+
     folder = Path(folder)
     if not (folder / "meta.json").is_file():
         raise FileNotFoundError(f"{folder}: not a folder written by 'jungleseg generate' "
@@ -74,17 +114,13 @@ def load_image_set(folder: str | os.PathLike, image_dir: str = "images"
                          f"({err})") from None
     if count < 1:
         raise ValueError(f"{folder}: the image set is empty (meta.json count {count})")
-    images, labels = [], []
-    for i in range(count):
+
+    def read(i):
         name = f"{i:06d}.png"
-        image = cv2.imread(str(folder / image_dir / name), cv2.IMREAD_UNCHANGED)
-        label = cv2.imread(str(folder / "labels" / name), cv2.IMREAD_UNCHANGED)
-        if image is None or label is None:
-            raise OSError(f"{folder}: missing or unreadable {image_dir}/{name} or "
-                          f"labels/{name}")
-        images.append(cv2.cvtColor(image, cv2.COLOR_BGR2RGB) if image.ndim == 3 else image)
-        labels.append(label)
-    return images, labels, meta
+        return read_image(folder / image_dir / name), read_image(folder / "labels" / name)
+
+    pairs = read_each(range(count), read, on_error)
+    return [p[0] for p in pairs], [p[1] for p in pairs], meta
 
 
 def contact_sheet(items: Sequence[Sequence[tuple[np.ndarray, str]]], path: str | os.PathLike,

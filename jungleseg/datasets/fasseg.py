@@ -21,9 +21,9 @@ import os
 import re
 from pathlib import Path
 
-import cv2
 import numpy as np
 
+from ._imageset import OnError, read_each, read_rgb
 from ._paths import dataset_dir
 
 #: The six classes, in label order. Eyebrows are painted as hair.
@@ -91,10 +91,12 @@ def _child(folder: Path, name: str) -> Path:
 
 
 def _read_label_map(folder: Path, stem: str) -> np.ndarray:
+    from ..imageio import read_image
+
     index_file = folder / f"{stem}.idx.png"
     if index_file.is_file():
-        labels = cv2.imread(str(index_file), cv2.IMREAD_UNCHANGED)
-        if labels is None or labels.ndim != 2 or labels.dtype != np.uint8:
+        labels = read_image(index_file)
+        if labels.ndim != 2 or labels.dtype != np.uint8:
             raise ValueError(f"{index_file}: expected an 8-bit single-channel class map")
         if labels.max(initial=0) >= len(CLASS_NAMES):
             raise ValueError(f"{index_file}: label {labels.max()} outside 0..5")
@@ -102,36 +104,33 @@ def _read_label_map(folder: Path, stem: str) -> np.ndarray:
     for suffix in _IMAGE_SUFFIXES:
         colour_file = folder / f"{stem}{suffix}"
         if colour_file.is_file():
-            colour = cv2.imread(str(colour_file), cv2.IMREAD_COLOR)
-            if colour is None:
-                raise ValueError(f"cannot read label map {colour_file}")
-            return colour_to_index(cv2.cvtColor(colour, cv2.COLOR_BGR2RGB))
+            return colour_to_index(read_rgb(colour_file))
     raise FileNotFoundError(f"no label map for {stem!r} in {folder}")
 
 
 def _load_pairs(
-    image_folder: Path, label_folder: Path, prefix: str
+    image_folder: Path, label_folder: Path, prefix: str, on_error: OnError | None = None
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     images = sorted(
         (p for p in image_folder.iterdir() if p.suffix.lower() in _IMAGE_SUFFIXES),
         key=lambda p: _natural_key(p.name),
     )
-    samples = []
-    for path in images:
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise ValueError(f"cannot read image {path}")
+
+    def read(path):
+        image = read_rgb(path)
         labels = _read_label_map(label_folder, path.stem)
         if labels.shape != image.shape[:2]:
             raise ValueError(
                 f"{path}: image of shape {image.shape[:2]} but labels of shape {labels.shape}"
             )
-        samples.append((prefix + path.stem, cv2.cvtColor(image, cv2.COLOR_BGR2RGB), labels))
-    return samples
+        return prefix + path.stem, image, labels
+
+    return read_each(images, read, on_error)
 
 
 def load_fasseg(
-    root: str | os.PathLike[str] | None = None, version: str = "V2", split: str = "train"
+    root: str | os.PathLike[str] | None = None, version: str = "V2", split: str = "train",
+    on_error: OnError | None = None,
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Load one split of one FASSEG version.
 
@@ -144,6 +143,9 @@ def load_fasseg(
         Data set version.
     split : {"train", "test"}, default "train"
         Split; V3 only has ``"train"``, which covers all 13 pose angles.
+    on_error : callable, optional
+        Told of each image or label map that cannot be read (damaged, truncated, not
+        fitting its image), which is then left out; without it the first one raises.
 
     Returns
     -------
@@ -167,22 +169,25 @@ def load_fasseg(
     image_folder = _child(base, f"{split.capitalize()}_RGB")
     label_folder = _child(base, f"{split.capitalize()}_Labels")
     if version != "V3":
-        return _load_pairs(image_folder, label_folder, "")
+        return _load_pairs(image_folder, label_folder, "", on_error)
     samples = []
     angles = sorted((p.name for p in image_folder.iterdir() if p.is_dir()), key=int)
     for angle in angles:
-        samples += _load_pairs(image_folder / angle, label_folder / angle, f"{angle}/")
+        samples += _load_pairs(image_folder / angle, label_folder / angle, f"{angle}/",
+                               on_error)
     return samples
 
 
 def paper_protocol(
-    root: str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] | None = None, on_error: OnError | None = None,
 ) -> tuple[list[tuple[str, np.ndarray, np.ndarray]], list[tuple[str, np.ndarray, np.ndarray]]]:
     """Load the train and test sets of the protocol used in this project.
 
     Parameters
     ----------
     root : str or os.PathLike, optional
+        As for :func:`load_fasseg`.
+    on_error : callable, optional
         As for :func:`load_fasseg`.
 
     Returns
@@ -193,9 +198,9 @@ def paper_protocol(
     test : list of (str, numpy.ndarray, numpy.ndarray)
         V2 test (50 frontal faces, names prefixed ``"V2/"``).
     """
-    v2_train = load_fasseg(root, "V2", "train")
-    v3_train = load_fasseg(root, "V3", "train")
-    v2_test = load_fasseg(root, "V2", "test")
+    v2_train = load_fasseg(root, "V2", "train", on_error)
+    v3_train = load_fasseg(root, "V3", "train", on_error)
+    v2_test = load_fasseg(root, "V2", "test", on_error)
     train = [(f"V2/{n}", i, lab) for n, i, lab in v2_train]
     train += [(f"V3/{n}", i, lab) for n, i, lab in v3_train]
     test = [(f"V2/{n}", i, lab) for n, i, lab in v2_test]

@@ -17,9 +17,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-import cv2
 import numpy as np
 
+from ._imageset import OnError, read_each, read_rgb
 from ._paths import dataset_dir
 
 #: The eight semantic classes, in label order.
@@ -86,15 +86,6 @@ def stanford_ids(root: str | os.PathLike[str] | None = None) -> list[str]:
     return ids
 
 
-def _read_rgb(path: Path) -> np.ndarray:
-    """The RGB picture, read strictly (a truncated JPEG is an error): the same pixels as
-    OpenCV's decoder gives."""
-    from ..imageio import read_image
-
-    image = read_image(path)
-    return np.repeat(image[:, :, None], 3, axis=2) if image.ndim == 2 else image[:, :, :3]
-
-
 def _read_regions(path: Path) -> np.ndarray:
     regions = np.loadtxt(path, dtype=np.int64, ndmin=2)
     bad = (regions < -1) | (regions >= len(CLASS_NAMES))
@@ -106,8 +97,10 @@ def _read_regions(path: Path) -> np.ndarray:
 def _read_labels(folder: Path, image_id: str) -> np.ndarray:
     png = folder / "labels" / f"{image_id}.png"
     if png.is_file():
-        labels = cv2.imread(str(png), cv2.IMREAD_UNCHANGED)
-        if labels is None or labels.ndim != 2 or labels.dtype != np.uint8:
+        from ..imageio import read_image
+
+        labels = read_image(png)
+        if labels.ndim != 2 or labels.dtype != np.uint8:
             raise ValueError(f"{png}: expected an 8-bit single-channel class map")
         bad = (labels >= len(CLASS_NAMES)) & (labels != VOID)
         if bad.any():
@@ -120,7 +113,8 @@ def _read_labels(folder: Path, image_id: str) -> np.ndarray:
 
 
 def load_stanford(
-    root: str | os.PathLike[str] | None = None, ids: Sequence[str] | None = None
+    root: str | os.PathLike[str] | None = None, ids: Sequence[str] | None = None,
+    on_error: OnError | None = None,
 ) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Load Stanford Background images and label maps.
 
@@ -132,6 +126,9 @@ def load_stanford(
         :func:`jungleseg.datasets._paths.data_root`.
     ids : sequence of str, optional
         Ids to load, in this order. Defaults to all ids (see :func:`stanford_ids`).
+    on_error : callable, optional
+        Told of each image or label file that cannot be read (damaged, truncated, not
+        fitting its image), which is then left out; without it the first one raises.
 
     Returns
     -------
@@ -148,17 +145,18 @@ def load_stanford(
         If a label map has values outside the classes or a shape different from its image.
     """
     folder = dataset_dir(FOLDER, root)
-    samples = []
-    for image_id in stanford_ids(folder) if ids is None else ids:
-        image = _read_rgb(folder / "images" / f"{image_id}.jpg")
+
+    def read(image_id):
+        image = read_rgb(folder / "images" / f"{image_id}.jpg")
         labels = _read_labels(folder, image_id)
         if labels.shape != image.shape[:2]:
             raise ValueError(
                 f"id {image_id}: labels of shape {labels.shape} do not match the image of "
                 f"shape {image.shape[:2]}"
             )
-        samples.append((image_id, image, labels))
-    return samples
+        return image_id, image, labels
+
+    return read_each(stanford_ids(folder) if ids is None else ids, read, on_error)
 
 
 def kfold_splits(

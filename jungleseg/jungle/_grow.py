@@ -83,6 +83,7 @@ class GrowStats:
     objective: list = field(default_factory=list)
     nodes: list = field(default_factory=list)
     evaluations: int = 0
+    merging: list = field(default_factory=list)  # per level: must some DAG merge there?
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,8 @@ class _Training:
     params: GrowParams
     phi_table: np.ndarray
     unclamped: bool
+    dag_ids: np.ndarray  # the global id of each DAG of ``entries`` (keys its random streams)
+    merge: tuple  # levels that keep tables and search (LSearch) whatever these DAGs need
 
 
 @dataclass(frozen=True)
@@ -204,9 +207,9 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
-         params: GrowParams, progress: Progress | None = None, unclamped: bool = False
-         ) -> tuple[list[DAG], GrowStats]:
-    """Grow one DAG per DAG of ``entries``, level by level.
+         params: GrowParams, progress: Progress | None = None, unclamped: bool = False,
+         dags=None, merge=()) -> tuple[list[DAG], GrowStats]:
+    """Grow one DAG per DAG of ``entries``, level by level (with ``dags``, only those).
 
     ``samples`` has ``image, row, col`` and ``label`` (0..n_classes-1) arrays;
     ``store`` is an ImageStore tuple and ``family`` the feature family that drew it.
@@ -214,13 +217,28 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
     training (how a GUI cancels). ``unclamped`` reads probes without clamping them to the
     image: only for families whose candidates are point kinds (``point_reach`` not None)
     on a store padded at least that far.
+
+    DAGs grow independently but for one decision per level: a jungle level where some
+    DAG must merge (more than half as many parents as the level has nodes) is searched
+    by LSearch in every DAG, which numbers a tree level's children by parent energy
+    rather than in parent order. ``dags`` (global ids, sorted) grows only those DAGs,
+    exactly as they grow among all when ``merge`` lists, by level, whether some DAG of
+    the whole ensemble merges there (``stats.merging`` of a run); how the DAGs of one
+    model train as separate tasks (:mod:`jungleseg.distributed`).
     """
     p = params
-    max_weight = int(np.bincount(entries.dag, weights=entries.weight).max())
+    max_weight = int(np.bincount(entries.dag, weights=entries.weight).max())  # of all DAGs
     if max_weight >= 2**31:
         raise ValueError("a DAG's total sample weight must stay below 2^31")
+    dag_ids = np.arange(entries.n_dags, dtype=np.int64)
+    if dags is not None:
+        dag_ids = np.asarray(dags, np.int64)
+        mine = np.isin(entries.dag, dag_ids)
+        entries = Entries(entries.sample[mine], entries.weight[mine],
+                          np.searchsorted(dag_ids, entries.dag[mine]))
     training = _Training(store, samples, entries, family.spec(), family.n_params, p,
-                         make_phi_table(max_weight, p.criterion), unclamped)
+                         make_phi_table(max_weight, p.criterion), unclamped, dag_ids,
+                         tuple(bool(m) for m in merge))
     stats = GrowStats()
     if p.growth == "priority":
         levels = _grow_priority(training, stats, progress)
@@ -236,13 +254,14 @@ def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth:
     their split tables and keep each node's best split; nodes without a valid split are
     left out (they stay leaves)."""
     p, samples = tr.params, tr.samples
+    streams = tr.dag_ids[dags]  # random streams are keyed by the global DAG id
     with threads(workers_for(nodes.size * p.n_candidates * 64)):
-        kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, dags, positions, depth,
+        kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, streams, positions, depth,
                                                p.n_candidates, tr.n_params)
     thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
         nodes, order, start, tr.entries.sample, tr.entries.weight, samples.image, samples.row,
         samples.col, samples.label, tr.store, tr.unclamped, kinds, cand_params, n_drawn,
-        p.seed, dags, positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P, keep_table,
+        p.seed, streams, positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P, keep_table,
         p.min_samples_leaf, tr.phi_table, p.criterion)
     sizes = start[nodes + 1] - start[nodes]
     stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
@@ -280,7 +299,7 @@ def _search_level(tr: _Training, sp: _Splits, P, dag_start, n_children: int, dep
     """Splits and edges of a merging level: LSearch or ClusterSearch per DAG."""
     p = tr.params
     with threads(workers_for(sp.table.size)):
-        return optimise_level(dag_start, np.arange(tr.entries.n_dags, dtype=np.int64),
+        return optimise_level(dag_start, tr.dag_ids,
                               n_children, sp.table, sp.wl, sp.tree_cost, P, sp.best_k,
                               sp.best_t, p.lsearch_steps, METHODS[p.search], p.cluster_moves,
                               p.seed, depth, tr.phi_table, p.criterion, numba.get_num_threads())
@@ -321,7 +340,10 @@ def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         dag_first = np.searchsorted(node_dag, np.arange(n_dags))
         dags = node_dag[nodes]
         most_parents = int(np.bincount(dags, minlength=n_dags).max())
-        keep_table = p.growth == "jungle" and n_children < 2 * most_parents  # must merge
+        must_merge = p.growth == "jungle" and n_children < 2 * most_parents
+        stats.merging.append(must_merge)
+        keep_table = must_merge or (p.growth == "jungle" and depth < len(tr.merge)
+                                    and tr.merge[depth])
         sp = _best_splits(tr, stats, nodes, dags, nodes - dag_first[dags], depth, order,
                           start, hist[nodes], keep_table)
         level["gain"][sp.nodes] = energy[sp.nodes] - sp.best_cost

@@ -24,9 +24,9 @@ SEGMENTATION_CONSTRAINTS = {
 }
 
 
-def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
-            smoothing: int | None = None, probabilities: bool = True
-            ) -> tuple[np.ndarray, np.ndarray | None]:
+def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
+            smoothing: int | None = None, probabilities: bool = True,
+            max_memory: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image; with
     ``probabilities=False`` the labels and None, faster: without smoothing no per-class
     array is made at all.
@@ -44,8 +44,15 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
     labels (D, H, W), probabilities (D, H, W, n_classes), ``tile`` in voxels (one size or
     z, y, x; see :func:`segment_volume`). A 2-D model refuses a volume, and a volume model
     a 2-D image, with a ValueError saying so.
+
+    ``tile="auto"`` picks the tile by a memory budget (:func:`jungleseg._memory.tile_for_budget`):
+    ``max_memory`` bytes, by default 80 % of the memory available; None when the whole
+    image fits, else the largest multiple of 64 pixels that does. To write results of any
+    size without holding them, see :func:`segment_to`.
     """
     smoothing = _checked_smoothing(jungle, smoothing)
+    if tile == "auto":
+        tile = auto_tile(jungle, image, smoothing, max_memory)
     if jungle.family.spatial_ndim == 3:
         labels, proba = segment_volume(jungle, image, tile, smoothing)
         return labels, (proba if probabilities else None)
@@ -53,6 +60,32 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
     if tile is not None:
         return _segment_tiled(jungle, image, int(tile), smoothing, probabilities)
     return _segment_window(jungle, image, None, smoothing, probabilities)
+
+
+def auto_tile(jungle: Jungle, image, smoothing: int | None = None,
+              max_memory: int | None = None):
+    """The tile :func:`segment` uses with ``tile="auto"``: None if the image fits
+    ``max_memory`` bytes (default: :func:`jungleseg._memory.default_budget`), else the
+    largest that does; for a 2-D image above :data:`jungleseg._memory.TILE_ABOVE`
+    pixels, at most :data:`jungleseg._memory.DEFAULT_TILE`, so that memory stays bounded
+    whatever the image size; for volumes, :data:`jungleseg._memory.VOLUME_TILE` above
+    :data:`jungleseg._memory.VOLUME_TILE_ABOVE` voxels."""
+    from .._memory import choose_tile, default_budget
+
+    smoothing = _checked_smoothing(jungle, smoothing)
+    shape, itemsize = np.shape(image), np.dtype(getattr(image, "dtype", np.float64)).itemsize
+    budget = default_budget() if max_memory is None else int(max_memory)
+    margin = 0
+    if jungle.family.spatial_ndim == 2 and len(shape) >= 2:
+        margin = tile_margin(jungle, image, smoothing)
+    return choose_tile(jungle, shape, itemsize, budget, margin, smoothing)
+
+
+def tile_margin(jungle: Jungle, image, smoothing: int) -> int:
+    """The largest margin a 2-D tile of ``image`` needs (:func:`tile_window`): the
+    features' margin over the whole image plus the smoothing's reach."""
+    return (jungle.family.margin(image)
+            + smoothing_reach(smoothing, jungle.params.get("guided_eps")))
 
 
 def _check_planar(jungle: Jungle, shape: tuple) -> None:
@@ -136,25 +169,68 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
 
 def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int, probabilities: bool
                    ) -> tuple[np.ndarray, np.ndarray | None]:
-    if tile < 1:
-        raise ValueError(f"tile must be >= 1, got {tile}")
-    family = jungle.family
     h, w = image.shape[:2]
     labels = np.empty((h, w), jungle.classes.dtype)
     proba = np.empty((h, w, jungle.n_classes), np.float32) if probabilities else None
-    reach = smoothing_reach(smoothing, jungle.params.get("guided_eps"))  # averaged into a tile
+    segment_to(jungle, image, labels, proba, tile, smoothing)
+    return labels, proba
+
+
+def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | None = None,
+               smoothing: int | None = None) -> None:
+    """:func:`segment` into output arrays given by the caller, tile by tile: ``labels``
+    (H, W) and optionally ``probabilities`` (H, W, n_classes) may be anything that takes
+    slice assignment (NumPy arrays, memory maps, zarr arrays), so neither the labels nor
+    the probabilities of the whole image need to be in memory; ``image`` may be any array
+    that supports slicing. Volume models write (D, H, W) labels in 3-D tiles. The result
+    equals :func:`segment`'s.
+    """
+    smoothing = _checked_smoothing(jungle, smoothing)
+    if jungle.family.spatial_ndim == 3:
+        segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities))
+        return
+    _check_planar(jungle, np.shape(image))
+    h, w = image.shape[:2]
+    tile = max(h, w) if tile is None else int(tile)
+    if tile < 1:
+        raise ValueError(f"tile must be >= 1, got {tile}")
     for r0 in range(0, h, tile):
         for c0 in range(0, w, tile):
-            ring = (slice(max(r0 - reach, 0), r0 + tile + reach),
-                    slice(max(c0 - reach, 0), c0 + tile + reach))
-            margin = family.margin(image[ring]) + reach
-            top, left = max(r0 - margin, 0), max(c0 - margin, 0)
-            bottom, right = min(r0 + tile + margin, h), min(c0 + tile + margin, w)
-            lab, pr = _segment_window(jungle, image[top:bottom, left:right], (top, left, h, w),
-                                      smoothing, probabilities)
-            inner = (slice(r0 - top, r0 - top + min(tile, h - r0)),
-                     slice(c0 - left, c0 - left + min(tile, w - c0)))
-            labels[r0:r0 + tile, c0:c0 + tile] = lab[inner]
-            if probabilities:
-                proba[r0:r0 + tile, c0:c0 + tile] = pr[inner]
-    return labels, proba
+            inner = ((r0, min(r0 + tile, h)), (c0, min(c0 + tile, w)))
+            outer = tile_window(jungle, image, inner, smoothing)
+            window = image[outer[0][0]:outer[0][1], outer[1][0]:outer[1][1]]
+            lab, pr = segment_part(jungle, window, outer, (h, w), inner, smoothing,
+                                   probabilities is not None)
+            labels[r0:inner[0][1], c0:inner[1][1]] = lab
+            if probabilities is not None:
+                probabilities[r0:inner[0][1], c0:inner[1][1]] = pr
+
+
+def tile_window(jungle: Jungle, image, inner: tuple, smoothing: int) -> tuple:
+    """The window ``((top, bottom), (left, right))`` of ``image`` whose features and
+    smoothing give the pixels of ``inner`` (same form) the whole image's result: the
+    tile with the features' margin (:meth:`FeatureFamily.margin`, read from the tile and
+    the smoothing's reach around it: depth probes reach less from farther pixels) plus
+    the smoothing's reach."""
+    (r0, r1), (c0, c1) = inner
+    h, w = image.shape[:2]
+    reach = smoothing_reach(smoothing, jungle.params.get("guided_eps"))  # averaged into a tile
+    ring = (slice(max(r0 - reach, 0), r1 + reach), slice(max(c0 - reach, 0), c1 + reach))
+    margin = jungle.family.margin(image[ring]) + reach
+    return ((max(r0 - margin, 0), min(r1 + margin, h)), (max(c0 - margin, 0), min(c1 + margin, w)))
+
+
+def segment_part(jungle: Jungle, window, outer: tuple, shape: tuple, inner: tuple,
+                 smoothing: int, probabilities: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities (None with ``probabilities=False``) of the pixels
+    ``inner`` of an image of ``shape``, from the ``window`` of it at ``outer`` (both
+    ``((top, bottom), (left, right))`` in image coordinates): equal to the whole image's
+    there when the window holds the tile's margin (:func:`tile_window`). How both the
+    tiled loop and a dask block segment."""
+    (top, _), (left, _) = outer
+    lab, pr = _segment_window(jungle, window, (top, left, shape[0], shape[1]), smoothing,
+                              probabilities)
+    keep = (slice(inner[0][0] - top, inner[0][1] - top),
+            slice(inner[1][0] - left, inner[1][1] - left))
+    return lab[keep], (pr[keep] if probabilities else None)

@@ -163,6 +163,13 @@ class JungleSegmenter(JungleBase):
         JungleSegmenter
             This estimator, fitted.
         """
+        plan = self._plan(images, labels, store)
+        dags, stats = self._grow(plan, progress)
+        return self._fitted(_summary(plan), dags, stats)
+
+    def _plan(self, images, labels, store: ImageStore | None = None) -> _Plan:
+        """Everything before growth (:meth:`fit`'s checks, the store, the samples and the
+        entries), which every DAG's growth reads."""
         self._validate_params()
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
@@ -173,7 +180,10 @@ class JungleSegmenter(JungleBase):
             raise ValueError("edge-aware smoothing (guided_eps) is for 2-D images; volumes "
                              "average probabilities plainly (guided_eps: null)")
         for i, (im, lab) in enumerate(zip(images, labels)):
-            if np.ndim(im) < ndim or np.shape(lab) != np.shape(im)[:ndim]:
+            if np.ndim(im) < ndim:
+                raise ValueError(f"image {i} has shape {np.shape(im)}: {ndim} spatial axes "
+                                 "needed")
+            if np.shape(lab) != np.shape(im)[:ndim]:
                 raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
                                  f"{np.shape(lab)}")
         labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
@@ -182,12 +192,13 @@ class JungleSegmenter(JungleBase):
         if isinstance(family, DepthFeatures):
             ignore.add(int(self.background))
         values = np.unique(np.concatenate([label_values(lab) for lab in labels]))
-        self.classes_ = np.array([v for v in values if int(v) not in ignore])
-        if self.classes_.size < 2:
-            raise ValueError(f"need labels of at least two classes, found {self.classes_.tolist()}")
+        classes = np.array([v for v in values if int(v) not in ignore])
+        if classes.size < 2:
+            raise ValueError(f"need labels of at least two classes, found {classes.tolist()}")
+        self.classes_ = classes
         self._check_memory(images)
         seed = self._seed()
-        params = self._grow_params(len(self.classes_), int(self.n_candidate_features), seed)
+        params = self._grow_params(len(classes), int(self.n_candidate_features), seed)
         start = time.perf_counter()
         if store is None:
             store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
@@ -196,7 +207,7 @@ class JungleSegmenter(JungleBase):
               or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
             raise ValueError("store does not hold these images prepared by these features")
         family.check_store(store)
-        samples = sample_pixels(labels, self.classes_, self.sampling, self.samples_per_image,
+        samples = sample_pixels(labels, classes, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
         if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
             height = store.height[samples.image]
@@ -208,20 +219,35 @@ class JungleSegmenter(JungleBase):
         else:
             entries = by_image(samples.image, len(images), int(self.images_per_dag),
                                self.n_estimators, seed)
-        reach = family.point_reach
-        dags, self.grow_stats_ = grow(store.as_tuple(), samples, family, entries, params,
-                                      progress, unclamped=reach is not None and store.pad >= reach)
-        self.grow_stats_.seconds["prepare"] = prepare_seconds
-        if self.correct_prior:
-            dags = _reweighted(dags, self._class_ratio(labels, samples))
-        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(deep=False),
-                              {"seed": seed, "data_fingerprint": fingerprint(store, samples),
-                               "n_training_images": len(images),
-                               "guide": _guide_statistics(store, samples),
-                               **({"input_values": input_values} if input_values else {})})
+        ratio = self._class_ratio(labels, samples) if self.correct_prior else None
+        return _Plan(store, samples, entries, params, family, classes, seed, input_values,
+                     len(images), ratio, prepare_seconds)
+
+    def _grow(self, plan: _Plan, progress: Progress | None = None, dags=None, merge=()
+              ) -> tuple[list, object]:
+        """The DAGs of the plan (global ids ``dags``, default all; ``merge`` as for
+        :func:`jungleseg.jungle.grow`) and their growth statistics: one DAG grown alone
+        equals the same DAG grown with the others."""
+        reach = plan.family.point_reach
+        grown, stats = grow(plan.store.as_tuple(), plan.samples, plan.family, plan.entries,
+                            plan.params, progress,
+                            unclamped=reach is not None and plan.store.pad >= reach,
+                            dags=dags, merge=merge)
+        stats.seconds["prepare"] = plan.prepare_seconds
+        if plan.class_ratio is not None:
+            grown = _reweighted(grown, plan.class_ratio)
+        return grown, stats
+
+    def _fitted(self, summary: dict, dags: list, stats) -> JungleSegmenter:
+        """This estimator with the model of ``dags`` (all of them, in order) and the
+        plan's :func:`_summary`."""
+        self.classes_ = np.asarray(summary["classes"])
+        self.grow_stats_ = stats
+        self.jungle_ = Jungle(list(dags), self.classes_, self._family(),
+                              self.get_params(deep=False), dict(summary["metadata"]))
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
-        self.n_samples_ = len(samples)
+        self.n_samples_ = summary["n_samples"]
         return self
 
     def _check_memory(self, images) -> None:
@@ -264,6 +290,33 @@ class JungleSegmenter(JungleBase):
         """
         check_is_fitted(self, "jungle_")
         return segment(self.jungle_, image, probabilities=False)[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """What every DAG's growth reads: see :meth:`JungleSegmenter._plan`."""
+
+    store: ImageStore
+    samples: object
+    entries: object
+    params: object
+    family: FeatureFamily
+    classes: np.ndarray
+    seed: int
+    input_values: dict | None
+    n_images: int
+    class_ratio: np.ndarray | None  # correct_prior: the leaf reweighting
+    prepare_seconds: float
+
+
+def _summary(plan: _Plan) -> dict:
+    """The classes, sample count and model metadata of a plan: all a model needs besides
+    its DAGs (small, so a task can return it)."""
+    metadata = {"seed": plan.seed, "data_fingerprint": fingerprint(plan.store, plan.samples),
+                "n_training_images": plan.n_images,
+                "guide": _guide_statistics(plan.store, plan.samples),
+                **({"input_values": plan.input_values} if plan.input_values else {})}
+    return {"classes": plan.classes, "n_samples": len(plan.samples), "metadata": metadata}
 
 
 def _checked_labels(labels, i: int) -> np.ndarray:

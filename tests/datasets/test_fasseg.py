@@ -25,7 +25,8 @@ def test_fasseg_real_data(data_root: Path, version: str, split: str, count: int)
 
 
 def test_fasseg_paper_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fake_load(root: object, version: str, split: str) -> list[tuple[str, None, None]]:
+    def fake_load(root: object, version: str, split: str, on_error: object = None
+                  ) -> list[tuple[str, None, None]]:
         return [(f"{version}-{split}-{i}", None, None) for i in range(2)]
 
     monkeypatch.setattr(fasseg, "load_fasseg", fake_load)

@@ -4,7 +4,13 @@ import cv2
 import numpy as np
 import pytest
 
-from jungleseg.datasets._imageset import colourise, contact_sheet, load_image_set, save_image_set
+from jungleseg.datasets._imageset import (
+    colourise,
+    contact_sheet,
+    load_image_set,
+    read_each,
+    save_image_set,
+)
 
 
 @pytest.mark.parametrize("images", [
@@ -44,3 +50,29 @@ def test_contact_sheet_draws_every_panel(tmp_path):
     assert sheet is not None and (sheet[..., 2] > 200).mean() > 0.05  # red panels drawn
     with pytest.raises(ValueError, match="at least one"):
         contact_sheet([], tmp_path / "empty.png")
+
+
+def test_an_unreadable_pair_is_reported_and_left_out_when_asked(tmp_path):
+    images = np.random.default_rng(3).integers(0, 256, (3, 6, 8, 3)).astype(np.uint8)
+    labels = np.zeros((3, 6, 8), np.uint8)
+    save_image_set(tmp_path, images, labels, {})
+    bad = tmp_path / "images" / "000001.png"
+    bad.write_bytes(bad.read_bytes()[:-20])  # the end chunk is cut off
+    with pytest.raises(ValueError, match="000001.png.*truncated"):
+        load_image_set(tmp_path)
+    told = []
+    loaded, loaded_labels, _ = load_image_set(tmp_path, on_error=told.append)
+    assert len(told) == 1 and "000001.png" in str(told[0])
+    np.testing.assert_array_equal(np.array(loaded), images[[0, 2]])
+    assert len(loaded_labels) == 2
+
+
+def test_read_each_raises_only_without_a_handler():
+    def read(x):
+        if x == 2:
+            raise OSError(f"file {x} is gone")
+        return x * 10
+
+    assert read_each(range(4), read, lambda error: None) == [0, 10, 30]
+    with pytest.raises(OSError, match="file 2"):
+        read_each(range(4), read)

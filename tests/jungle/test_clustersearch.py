@@ -5,7 +5,6 @@ import pytest
 from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 from jungleseg.jungle import _clustersearch, _lsearch
-from jungleseg.jungle._level_search import METHODS, optimise_level
 
 from .test_lsearch import make_level, objective_from_scratch, tree_costs
 
@@ -206,23 +205,3 @@ def test_wide_level_is_a_tree_level_and_runs_are_reproducible():
     b = run(table, wl, P, 5, ENTROPY, alternate=True)
     for u, v in zip(a[:4], b[:4]):
         np.testing.assert_array_equal(u, v)
-    # the per-DAG parallel entry point gives each DAG what a call on its own gives
-    two = np.concatenate([table, table[::-1]])
-    P2 = np.concatenate([P, P[::-1]])
-    wl2 = np.concatenate([wl, wl[::-1]])
-    costs2, k2, t2 = tree_costs(two, wl2, P2, phi, ENTROPY)
-    for workers in (1, 2):
-        k_all, t_all, l_all, r_all, energies = optimise_level(
-            np.array([0, 8, 16]), np.array([0, 1]), 5, two, wl2, costs2, P2, k2, t2, 20,
-            METHODS["clustersearch-alternating"], True, np.uint64(0), 0, phi, ENTROPY, workers)
-        _check_each_dag_alone(two, wl2, costs2, P2, k2, t2, phi, l_all, r_all, energies)
-
-
-def _check_each_dag_alone(two, wl2, costs2, P2, k2, t2, phi, l_all, r_all, energies):
-    for g, (lo, hi) in enumerate([(0, 8), (8, 16)]):
-        alone = _clustersearch.clustersearch(two[lo:hi], wl2[lo:hi], costs2[lo:hi], P2[lo:hi],
-                                             k2[lo:hi], t2[lo:hi], 5, 20, True, True, phi,
-                                             ENTROPY, np.zeros(0))
-        np.testing.assert_array_equal(l_all[lo:hi], alone[2])
-        np.testing.assert_array_equal(r_all[lo:hi], alone[3])
-        assert energies[g] == alone[4]

@@ -91,3 +91,25 @@ def test_a_depth_zero_jungle_is_the_class_prior_and_weights_count():
                             minlength=3)
         assert dag.n_nodes == 1
         np.testing.assert_allclose(dag.leaf_value[0], prior / prior.sum(), rtol=1e-6)
+
+
+def same_dag(a, b) -> bool:
+    return all(np.array_equal(getattr(a, f), getattr(b, f)) for f in a.__dataclass_fields__)
+
+
+def test_dags_grown_alone_with_the_ensembles_merge_levels_equal_those_grown_together():
+    family, store, samples = tabular_problem()
+    entries = bootstrap(len(samples), 4, seed=2)  # each DAG its own samples and weights
+    params = GrowParams(n_classes=3, max_width=4, max_depth=8, n_candidates=3, seed=5)
+    together, stats = grow(store.as_tuple(), samples, family, entries, params)
+    assert any(stats.merging) and len(stats.merging) >= 3
+    for g in range(4):
+        alone, own = grow(store.as_tuple(), samples, family, entries, params, dags=[g],
+                          merge=stats.merging)
+        assert len(alone) == 1 and same_dag(alone[0], together[g])
+        # a DAG's own merge levels are among the ensemble's
+        assert all(stats.merging[d] for d, m in enumerate(own.merging) if m)
+    pair, _ = grow(store.as_tuple(), samples, family, entries, params, dags=[1, 3],
+                   merge=stats.merging)
+    assert same_dag(pair[0], together[1]) and same_dag(pair[1], together[3])
+

@@ -1,5 +1,6 @@
-"""optimise_level: every DAG's level optimised as its own task, whichever optimiser, worker
-count or task order, with each DAG's result what a call on it alone gives."""
+"""optimise_level, the per-DAG parallel entry point of both level optimisers: every DAG's
+level optimised as its own task, whichever optimiser, worker count or task order, with each
+DAG's result what a call on it alone gives."""
 import numpy as np
 import pytest
 from jungleseg._rng import derive

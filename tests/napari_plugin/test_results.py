@@ -28,3 +28,24 @@ def test_parts_fill_layers_on_the_input_scale(make_napari_viewer):
                  "uncertainty")
     assert seg.data.min() == 1 and viewer.layers["cells uncertainty"].data.max() == 0.5
     assert class_colormap(None, None) is None
+
+
+def test_stacks_of_many_slices_get_chunked_layers(make_napari_viewer):
+    import zarr
+
+    from napari_plugin._results import FEW_SLICES, ResultLayers, blank
+
+    assert isinstance(blank((FEW_SLICES, 5, 5), np.uint8), np.ndarray)
+    viewer = make_napari_viewer()
+    results = ResultLayers(viewer)
+    shape = (40, 64, 64)
+    proba = np.full((64, 64, 3), 1 / 3, np.float32)
+    results.show("stack", shape, (1.0, 1.0, 1.0), (0.0, 0.0, 0.0), (7,),
+                 np.full((64, 64), 2, np.uint8), proba, "probabilities")
+    seg = viewer.layers["stack segmentation"]
+    probabilities = viewer.layers["stack probabilities"]
+    assert isinstance(seg.data, zarr.Array) and isinstance(probabilities.data, zarr.Array)
+    assert seg.data[7].min() == 2 and seg.data[8].max() == 0
+    np.testing.assert_allclose(probabilities.data[:, 7], 1 / 3)
+    dense = np.prod(shape) * (1 + 3 * 4)
+    assert seg.data.nbytes_stored() + probabilities.data.nbytes_stored() < dense / 20

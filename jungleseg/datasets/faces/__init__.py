@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._imageset import colourise, load_image_set, save_image_set
+from .._imageset import OnError, colourise, load_image_set, save_image_set
 from .._imageset import contact_sheet as _sheet
 from ._labels import (
     BACKGROUND,
@@ -54,10 +54,11 @@ def save_faces(folder: str | os.PathLike, images: np.ndarray, labels: np.ndarray
         **(meta or {})})
 
 
-def load_faces(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+def load_faces(folder: str | os.PathLike, on_error: OnError | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Read faces written by :func:`save_faces`: (n, H, W, 3) RGB images and (n, H, W)
-    class maps, both uint8."""
-    images, labels, _ = load_image_set(folder)
+    class maps, both uint8 (``on_error``: see :func:`~jungleseg.datasets._imageset.read_each`)."""
+    images, labels, _ = load_image_set(folder, on_error=on_error)
     return np.array(images, np.uint8), np.array(labels, np.uint8)
 
 

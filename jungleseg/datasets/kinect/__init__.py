@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from .._imageset import colourise, load_image_set, save_image_set
+from .._imageset import OnError, colourise, load_image_set, save_image_set
 from .._imageset import contact_sheet as _sheet
 from ._labels import (
     BACKGROUND,
@@ -83,10 +83,11 @@ def save_frames(folder: str | os.PathLike, depth: np.ndarray, labels: np.ndarray
         "seed": seed, "class_names": CLASS_NAMES, "void_label": VOID})
 
 
-def load_frames(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+def load_frames(folder: str | os.PathLike, on_error: OnError | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Read frames written by :func:`save_frames`: depth (n, H, W) float32 metres and
-    labels (n, H, W) uint8."""
-    raw, labels, meta = load_image_set(folder, image_dir="depth")
+    labels (n, H, W) uint8 (``on_error``: see :func:`~jungleseg.datasets._imageset.read_each`)."""
+    raw, labels, meta = load_image_set(folder, image_dir="depth", on_error=on_error)
     height, width = meta["size"]
     depth = np.empty((len(raw), height, width), np.float32)
     for i, frame in enumerate(raw):

@@ -1,0 +1,187 @@
+"""jungleseg.distributed on this machine: bit-identical training, 1 against 2 worker
+processes (1 thread each) for training a reduced Stanford config and for segmenting test
+images, a large RGB zarr image through segment_array (peak RSS over all processes,
+throughput against 320x240 images one by one), and the bytes a data-parallel table
+reduction would move per level, on paper.
+
+    python benchmarks/distributed.py [--data DIR] [--train 60] [--images 40] [--size 4096]
+
+Local runs use one Numba thread, like each worker, so that the overhead of the cluster is
+measured against the same compute. The machine is shared: the load average is printed.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+# this file's folder must not be on the path: its name would hide the distributed package
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from jungleseg import distributed as jd  # noqa: E402
+from jungleseg import segment  # noqa: E402
+from jungleseg._workers import threads  # noqa: E402
+from jungleseg.config import load_config  # noqa: E402
+from jungleseg.datasets import load_benchmark  # noqa: E402
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
+REDUCED = {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width": 64,
+           "jungle.n_candidate_features": 40, "sampling.samples_per_image": 500}
+
+
+class PeakRSS:
+    """Peak of the summed resident memory of this process and all its descendants (the
+    nanny and worker processes of a LocalCluster), sampled every 20 ms."""
+
+    def __init__(self):
+        import psutil
+
+        self.root, self.peak, self._stop = psutil.Process(), 0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self):
+        import psutil
+
+        while not self._stop.is_set():
+            total = 0
+            for p in [self.root, *self.root.children(recursive=True)]:
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def same_model(a, b) -> bool:
+    return all(np.array_equal(getattr(x, f), getattr(y, f))
+               for x, y in zip(a.dags, b.dags) for f in x.__dataclass_fields__) \
+        and len(a.dags) == len(b.dags) and a.metadata == b.metadata
+
+
+def timed(run) -> tuple[float, object]:
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
+
+
+def mosaic_zarr(path: Path, images: list, size: int, chunk: int):
+    """A size x size RGB zarr image tiled from ``images``, written chunk by chunk."""
+    import zarr
+
+    z = zarr.open_array(str(path), mode="w", shape=(size, size, 3), chunks=(chunk, chunk, 3),
+                        dtype=np.uint8)
+    h, w = min(im.shape[0] for im in images), min(im.shape[1] for im in images)
+    rows, cols = -(-chunk // h), -(-chunk // w)
+    for r in range(0, size, chunk):
+        for c in range(0, size, chunk):
+            k = (r // chunk * 7 + c // chunk) % len(images)
+            block = np.concatenate([np.concatenate([images[(k + i * cols + j) % len(images)]
+                                                    [:h, :w] for j in range(cols)], axis=1)
+                                    for i in range(rows)], axis=0)
+            z[r:r + chunk, c:c + chunk] = block[:min(chunk, size - r), :min(chunk, size - c)]
+    return z
+
+
+def table_reduction_on_paper() -> None:
+    """Bytes of the (node, candidate, threshold, class) tables per level for the Kinect
+    config, and what a tree reduction over 100 workers moves."""
+    config = load_config(CONFIG.parent / "kinect.yaml")
+    jungle = dict(config.jungle_params)
+    width, cand, thr, classes = (jungle["max_width"], jungle["n_candidate_features"],
+                                 jungle["n_thresholds"], 32)
+    per_node = cand * thr * classes * 8  # int64 left histograms
+    print(f"table reduction (Kinect config: width {width}, {cand} candidates, {thr} "
+          f"thresholds, {classes} classes, int64 counts):")
+    for nodes in (1, 16, 128, width):
+        size = nodes * per_node
+        print(f"  level of {nodes:4d} nodes per DAG: table {size / 1e6:8.1f} MB per worker; "
+              f"tree reduction over 100 workers: 7 rounds, 99 tables sent = "
+              f"{99 * size / 1e9:6.2f} GB in all, {7 * size / 1.25e9:6.2f} s on the critical "
+              f"path at 10 Gbit/s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=os.environ.get("JUNGLESEG_DATA"))
+    parser.add_argument("--train", type=int, default=60)
+    parser.add_argument("--images", type=int, default=40)
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--chunk", type=int, default=1024)
+    parser.add_argument("--skip-scaling", action="store_true",
+                        help="only the large image (trained on --train images locally)")
+    args = parser.parse_args()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    config = load_config(CONFIG).with_overrides(REDUCED)
+    train = load_benchmark("stanford", "train", args.data, args.train)
+    test = load_benchmark("stanford", "test", args.data, args.images)
+    estimator = config.estimator()
+    with threads(1):
+        local_fit, local = timed(lambda: copy.deepcopy(estimator).fit(train.images,
+                                                                       train.labels))
+        local_fit, local = timed(lambda: copy.deepcopy(estimator).fit(train.images,
+                                                                       train.labels))
+        local_seg, _ = timed(lambda: [segment(local.jungle_, im, probabilities=False)
+                                      for im in test.images])
+    print(f"local (1 process, 1 thread): train {local_fit:.1f} s on {args.train} images, "
+          f"segment {args.images} images {local_seg:.2f} s")
+    results = {}
+    for n in () if args.skip_scaling else (1, 2):
+        with jd.connect(workers=n) as client:
+            jd.fit(copy.deepcopy(estimator), train.images[:2], train.labels[:2], client)  # warm
+            fit_s, model = timed(lambda: jd.fit(copy.deepcopy(estimator), train.images,
+                                                train.labels, client))
+            jd.segment_images(client, local.jungle_, test.images[:2])
+            seg_s, labels = timed(lambda: jd.segment_images(client, local.jungle_,
+                                                            test.images))
+            same_seg = all(np.array_equal(a, segment(local.jungle_, im, probabilities=False)[0])
+                           for a, im in zip(labels[:5], test.images[:5]))
+            results[n] = (fit_s, seg_s)
+            print(f"{n} worker(s): train {fit_s:.1f} s (bit-identical: "
+                  f"{same_model(model.jungle_, local.jungle_)}; overhead against local "
+                  f"{100 * (fit_s / local_fit - 1):+.0f} %), segment {args.images} images "
+                  f"{seg_s:.2f} s (equal labels: {same_seg})")
+    if results:
+        print(f"speed-up 2 workers over 1: train {results[1][0] / results[2][0]:.2f}x, "
+              f"segment {results[1][1] / results[2][1]:.2f}x")
+    small_px = sum(im.shape[0] * im.shape[1] for im in test.images)
+    with tempfile.TemporaryDirectory() as folder, jd.connect(workers=2) as client:
+        source = mosaic_zarr(Path(folder) / "big.zarr", test.images, args.size, args.chunk)
+        jd.segment_array(local.jungle_, source[:args.chunk, :args.chunk], client)  # warm
+        if not results:  # the small images one by one on these workers, for the ratio
+            jd.segment_images(client, local.jungle_, test.images[:2])
+            results[2] = (None, timed(lambda: jd.segment_images(client, local.jungle_,
+                                                                test.images))[0])
+        with PeakRSS() as idle:
+            time.sleep(1)
+        with PeakRSS() as rss:
+            big_s, out = timed(lambda: jd.segment_array(local.jungle_, source, client,
+                                                        out=Path(folder) / "labels.zarr"))
+        print(f"{args.size}x{args.size} RGB zarr, chunks {args.chunk}, 2 workers: {big_s:.1f} s, "
+              f"{args.size ** 2 / big_s / 1e6:.2f} Mpx/s; peak RSS (all processes, the "
+              f"driver included) {rss.peak / 2**30:.2f} GB, of which "
+              f"{idle.peak / 2**30:.2f} GB before it started; labels {out.shape}")
+        print(f"320x240 images one by one on the same 2 workers: "
+              f"{small_px / results[2][1] / 1e6:.2f} Mpx/s; large image at "
+              f"{(args.size ** 2 / big_s) / (small_px / results[2][1]):.2f}x of that")
+    table_reduction_on_paper()
+    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

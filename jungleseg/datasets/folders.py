@@ -1,0 +1,129 @@
+"""A user's own data: a folder of images and a folder of label images whose files pair by
+name (``images/a.png`` with ``labels/a.png``, ``labels/a.tif``...), as the command line's
+``--images DIR --labels DIR`` (or ``--data DIR`` with ``images/`` and ``labels/``) reads
+them.
+
+Every file is accounted for: a file of a type that cannot be read, two files of one name,
+an image without labels or labels without an image, and an image whose size differs from
+its labels' are each an error naming the file; nothing is skipped. Hidden files (names
+starting with ``.``, such as ``.DS_Store``) are not data and are passed over.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..imageio import IMAGE_SUFFIXES, ZARR_SUFFIX, read_image, read_labels
+from . import Split
+
+#: Suffixes of label files (JPEG is lossy, so not among them).
+LABEL_FILE_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".zarr")
+
+
+def has_image_folders(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` holds ``images/`` and ``labels/`` of a user's data (not a folder
+    written by ``jungleseg generate``, which has a ``meta.json``)."""
+    folder = Path(folder)
+    return ((folder / "images").is_dir() and (folder / "labels").is_dir()
+            and not (folder / "meta.json").exists())
+
+
+def user_folders(images=None, labels=None, data=None) -> tuple[Path, Path] | None:
+    """The (images, labels) folders the command line's ``--images DIR --labels DIR`` (or
+    ``--data DIR`` with ``images/`` and ``labels/``) name, or None when they name none
+    (a benchmark's data); ValueError when only one of the two is given."""
+    if bool(images) != bool(labels):
+        raise ValueError("--images and --labels go together (or --data DIR with images/ "
+                         "and labels/)")
+    if images:
+        return Path(images), Path(labels)
+    if data and has_image_folders(data):
+        return Path(data) / "images", Path(data) / "labels"
+    return None
+
+
+def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path]:
+    """The files of ``folder`` by name (stem), or ValueError naming the first that is not
+    of a readable type, or two that share a name."""
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: no such folder (of {what})")
+    found: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        suffix = path.suffix.lower()
+        readable = suffix in suffixes and (path.is_dir() == (suffix == ZARR_SUFFIX))
+        if not readable:
+            kind = "a folder" if path.is_dir() else f"not {what[:-1]} file"
+            raise ValueError(f"{path}: {kind}; {what} folders hold only "
+                             f"{', '.join(suffixes)} files (move it out)")
+        name = path.name[:-len(path.suffix)]
+        if name in found:
+            raise ValueError(f"{found[name]} and {path}: two {what} named {name!r}; keep one")
+        found[name] = path
+    if not found:
+        raise ValueError(f"{folder}: no {what} files ({', '.join(suffixes)}) in this folder")
+    return found
+
+
+def paired_files(images: str | os.PathLike, labels: str | os.PathLike
+                 ) -> list[tuple[Path, Path]]:
+    """(image, label file) pairs of two folders, matched by name and sorted by it.
+
+    Raises ValueError naming the file for an empty folder, a file that is not an image (or
+    label) file, two files of one name, or a file without its partner.
+    """
+    images, labels = Path(images), Path(labels)
+    by_name = _entries(images, IMAGE_SUFFIXES, "images")
+    label_by_name = _entries(labels, LABEL_FILE_SUFFIXES, "labels")
+    for name, path in by_name.items():
+        if name not in label_by_name:
+            others = len(set(by_name) - set(label_by_name)) - 1
+            more = f" (and {others} more images without labels)" if others else ""
+            raise ValueError(f"{path}: no label file named {name}.* in {labels}{more}")
+    for name, path in label_by_name.items():
+        if name not in by_name:
+            raise ValueError(f"{path}: no image named {name}.* in {images}")
+    return [(by_name[name], label_by_name[name]) for name in sorted(by_name)]
+
+
+def load_folders(images: str | os.PathLike, labels: str | os.PathLike, family=None,
+                 n: int | None = None, classes: Sequence[int] | None = None,
+                 ignore: Sequence[int] = ()) -> Split:
+    """The images and label images of two folders (see :func:`paired_files`), read for
+    the feature ``family`` (None: any image): 2-D images with (H, W) labels, or with
+    :class:`~jungleseg.VolumeFeatures` volumes (TIFF stacks, NPY, zarr) with (D, H, W)
+    labels. With ``classes`` (a model's), every label value must be one of them or in
+    ``ignore``. Raises ValueError naming the file for images and labels whose sizes
+    differ, label values that are not classes, and every error of the readers.
+    """
+    ndim = getattr(family, "spatial_ndim", 2)
+    allowed = None if classes is None else {int(c) for c in classes} | {int(v) for v in ignore}
+    split = Split([], [])
+    for image_path, label_path in paired_files(images, labels)[:n]:
+        image = read_image(image_path, family)
+        label = read_labels(label_path)
+        if image.ndim < ndim or label.ndim != ndim:
+            kind = "(D, H, W) volumes" if ndim == 3 else "(H, W) images"
+            bad = label_path if image.ndim >= ndim else image_path
+            shape = label.shape if image.ndim >= ndim else image.shape
+            raise ValueError(f"{bad}: shape {shape}; the config's features read {kind}")
+        if image.shape[:ndim] != label.shape:
+            size = "x".join(map(str, image.shape[:ndim]))
+            raise ValueError(f"{label_path}: labels of size {'x'.join(map(str, label.shape))} "
+                             f"but the image {image_path.name} is {size}")
+        if allowed is not None:
+            values = np.unique(label)
+            outside = [int(v) for v in values if int(v) not in allowed]
+            if outside:
+                raise ValueError(f"{label_path}: label value {outside[0]} is not a class of "
+                                 f"the model (classes {', '.join(map(str, sorted(classes)))}; "
+                                 f"ignored {', '.join(map(str, sorted(ignore))) or 'none'})")
+        split.images.append(image)
+        split.labels.append(label)
+    values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
+    split.class_names = {int(v): str(int(v)) for v in values}
+    return split

@@ -1,0 +1,488 @@
+"""Training and segmentation on a dask.distributed cluster.
+
+* :func:`fit`: the DAGs of a jungle as tasks. Each task grows one DAG with its own random
+  streams (keyed by the DAG's global id), so the merged model equals local training bit
+  for bit. One decision couples the DAGs of a level: whether some DAG must merge there
+  (see :func:`jungleseg.jungle.grow`). Each task reports its DAG's decisions; a DAG whose
+  run assumed other decisions than the ensemble's is run again with the ensemble's. A
+  level's decision only depends on the levels before it, so this settles within a few
+  rounds (usually one: the DAGs of a jungle reach their width at the same level).
+* :func:`segment_array`: a large image or volume (dask array, zarr array, NumPy array) in
+  chunks with :func:`dask.array.map_overlap`, each with a halo of the model's probe margin
+  plus the smoothing's reach: equal to whole-image segmentation, written to zarr by the
+  workers when ``out`` is given.
+* :func:`segment_files` and :func:`segment_images`: the images of a folder, or of a list,
+  as tasks.
+
+Workers are prepared before the work (:func:`prepare_workers`): every kernel the work
+uses is compiled by one worker per host first, which writes Numba's cache, and only then
+loaded by the others (compiling concurrently into one cache is known to break); each
+task runs Numba's parallel regions on a share of its host's cores, so that workers x
+threads x Numba threads stays within the cores. Tasks are pure: a task whose worker is
+lost is run again by dask with the same result. Worker processes are spawned, never
+forked (a fork after Numba's threads started can hang).
+
+dask and distributed are imported only here (the ``distributed`` extra).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+from distributed import WorkerPlugin
+
+#: Numba threads a task here may use; set on each worker by :class:`_Prepared`.
+_TASK_THREADS = {"n": 1}
+_PLANS: dict = {}  # per worker process: the last training plan, by token
+_MODELS: dict = {}  # per worker process: models read from files, by (path, mtime)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def local_cluster(n_workers: int, threads_per_worker: int = 1):
+    """A :class:`distributed.Client` of a new LocalCluster of ``n_workers`` spawned worker
+    processes; closing the client (``with`` block) closes the cluster too."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    numba_threads = max(1, (_cores() or 1) // (n_workers * threads_per_worker))
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                               processes=True, dashboard_address=":0", silence_logs=40,
+                               env={"NUMBA_NUM_THREADS": str(numba_threads),
+                                    "OMP_WAIT_POLICY": "PASSIVE"})
+    client = Client(cluster)
+    client._jungleseg_cluster = cluster  # closed with the client (see connect)
+    return client
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator:
+    """A client of the cluster at ``scheduler`` (an address such as
+    ``tcp://host:8786``), or of a new LocalCluster of ``workers`` processes, or None when
+    neither is given (work stays in this process); closed after the block."""
+    if scheduler and workers:
+        raise ValueError("--scheduler and --workers exclude each other: use a running "
+                         "cluster or start a local one")
+    if not scheduler and not workers:
+        yield None
+        return
+    if workers is not None and workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {workers}")
+    from distributed import Client
+
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as err:
+            raise OSError(f"--scheduler {scheduler}: cannot connect ({err})") from None
+    else:
+        client = local_cluster(int(workers))
+    try:
+        yield client
+    finally:
+        cluster = getattr(client, "_jungleseg_cluster", None)
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _worker_plan(client) -> dict[str, tuple[str, int]]:
+    """Per worker address: its host, and the Numba threads each of its task slots gets
+    (the host's cores over the task slots of all its workers, at least 1)."""
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        raise ValueError("the cluster has no workers")
+    cores = client.run(_cores)
+    slots: dict[str, int] = {}
+    for info in workers.values():
+        slots[info["host"]] = slots.get(info["host"], 0) + int(info["nthreads"])
+    return {addr: (info["host"], max(1, int(cores.get(addr, 1)) // slots[info["host"]]))
+            for addr, info in workers.items()}
+
+
+class _Prepared(WorkerPlugin):
+    """Worker plugin: sets the Numba threads of tasks and loads the warmed kernels on
+    every worker, including those that join or restart later."""
+
+    name = "jungleseg-prepared"
+
+    def __init__(self, threads: dict, default: int, warm):
+        self.threads, self.default, self.warm = threads, default, warm
+
+    def setup(self, worker):
+        _TASK_THREADS["n"] = self.threads.get(worker.address, self.default)
+        if self.warm is not None:
+            self.warm()
+
+
+def prepare_workers(client, warm=None) -> None:
+    """Prepare the cluster's workers: ``warm()`` (a picklable function compiling what
+    the work uses, see :func:`warm_up`) runs first on one worker per host, alone, then on
+    every worker (loading the cache it wrote), and every task gets its share of Numba
+    threads (module docstring). Workers that join or restart later are prepared too."""
+    plan = _worker_plan(client)
+    key = (getattr(warm, "key", None), tuple(sorted(plan)))
+    done = client.__dict__.setdefault("_jungleseg_prepared", set())
+    if key[0] is not None and key in done:  # these workers are prepared for this work
+        return
+    done.add(key)
+    first: dict[str, str] = {}
+    for addr, (host, _) in sorted(plan.items()):
+        first.setdefault(host, addr)
+    if warm is not None:
+        for addr in first.values():  # one at a time: compilation writes the cache
+            client.run(warm, workers=[addr])
+    threads = {addr: n for addr, (_, n) in plan.items()}
+    client.register_plugin(_Prepared(threads, min(threads.values()), warm),
+                           name=_Prepared.name)
+
+
+class warm_up:  # noqa: N801 (used like a function: warm_up(estimator=..., image=...)())
+    """A picklable warm-up: a tiny training with the estimator's parameters on a crop of
+    ``image`` (the same dtypes and channels as the work) and a segmentation of it, or
+    with ``model`` a segmentation of the crop only."""
+
+    def __init__(self, estimator=None, image=None, model=None):
+        family = model.family if model is not None else estimator._family()
+        spatial = family.spatial_ndim
+        crop = tuple(slice(0, 12 if spatial == 3 and k == 0 else 40) for k in range(spatial))
+        self.image = np.ascontiguousarray(np.asarray(image[crop]))
+        self.estimator, self.model = estimator, model
+        #: what the warm-up compiles for: the same key needs no second warm-up
+        self.key = (repr(family.to_dict()), self.image.dtype.str, self.image.shape,
+                    estimator is not None)
+
+    def __call__(self) -> None:
+        from ._workers import threads
+        from .segmentation import segment
+
+        with threads(_TASK_THREADS["n"]):
+            model = self.model
+            if self.estimator is not None:
+                shape = self.image.shape[:self.estimator._family().spatial_ndim]
+                labels = (np.indices(shape).sum(axis=0) // 5 % 2 + 1).astype(np.uint8)
+                small = self.estimator.__class__(**{
+                    **self.estimator.get_params(deep=False), "n_estimators": 1,
+                    "max_depth": 4, "max_width": 2, "samples_per_image": 200,
+                    "images_per_dag": None, "random_state": 0})
+                model = small.fit([self.image], [labels]).jungle_
+            segment(model, self.image, probabilities=False)
+
+
+def _tokenize(*parts) -> str:
+    from dask.base import tokenize
+
+    return tokenize(*parts)
+
+
+def _train_dag(estimator, images, labels, token: str, dag: int, merge: tuple) -> dict:
+    """One DAG of the estimator's jungle (global id ``dag``), grown with the levels
+    ``merge`` (see :func:`jungleseg.jungle.grow`); the plan is kept per process."""
+    from ._workers import threads
+
+    with threads(_TASK_THREADS["n"]):
+        plan = _PLANS.get(token)
+        if plan is None:
+            _PLANS.clear()
+            plan = _PLANS[token] = estimator._plan(images, labels)
+        dags, stats = estimator._grow(plan, dags=[dag], merge=merge)
+    from .segmentation._segmenter import _summary
+
+    return {"dag": dags[0], "stats": stats, "merging": list(stats.merging),
+            "summary": _summary(plan) if dag == 0 else None}
+
+
+def _settled(merging: list, assumed: tuple, ensemble: list) -> bool:
+    """Whether a run that assumed ``assumed`` searched each of its levels as the
+    ensemble does (``ensemble``: per level, does some DAG merge)."""
+    return all((own or (d < len(assumed) and assumed[d])) == ensemble[d]
+               for d, own in enumerate(merging))
+
+
+def fit(estimator, images: Sequence, labels: Sequence, client):
+    """Fit a :class:`~jungleseg.JungleSegmenter` on a cluster, one task per DAG; the
+    fitted estimator (the one given) equals ``estimator.fit(images, labels)`` bit for bit;
+    ``distributed_rounds_`` says how many rounds of tasks that took (module docstring).
+
+    Every task prepares the training images itself (once per worker process): the
+    images and labels go to every worker once.
+    """
+    from .jungle._grow import GrowStats
+
+    images, labels = list(images), list(labels)
+    estimator._validate_params()
+    if len(images) != len(labels) or not images:
+        raise ValueError(f"got {len(images)} images and {len(labels)} label images")
+    prepare_workers(client, warm_up(estimator=estimator, image=images[0]))
+    token = _tokenize(estimator.get_params(deep=False), images, labels)
+    data_images, data_labels = client.scatter([images, labels], broadcast=True)
+    runs: dict[int, tuple[tuple, dict]] = {}
+    rounds = 0
+    for _ in range(int(estimator.max_depth or 64) + 2):
+        ensemble = _ensemble(runs, estimator.n_estimators) if runs else _guess(estimator)
+        todo = [g for g in range(estimator.n_estimators)
+                if g not in runs or not _settled(runs[g][1]["merging"], runs[g][0], ensemble)]
+        if not todo:
+            break
+        assumed = tuple(ensemble)
+        futures = client.map(_train_dag, [estimator] * len(todo), [data_images] * len(todo),
+                             [data_labels] * len(todo), [token] * len(todo), todo,
+                             [assumed] * len(todo), pure=True)
+        for g, result in zip(todo, client.gather(futures)):
+            runs[g] = (assumed, result)
+        rounds += 1
+    results = [runs[g][1] for g in range(estimator.n_estimators)]
+    estimator.distributed_rounds_ = rounds
+    stats = GrowStats(evaluations=sum(r["stats"].evaluations for r in results),
+                      nodes=[r["stats"].nodes[0] for r in results],
+                      merging=_ensemble(runs, estimator.n_estimators))
+    for r in results:  # seconds summed over the tasks; the plan is prepared once per worker
+        for key, value in r["stats"].seconds.items():
+            stats.seconds[key] = (max if key == "prepare" else sum)(
+                (stats.seconds.get(key, 0.0), value))
+    return estimator._fitted(results[0]["summary"], [r["dag"] for r in results], stats)
+
+
+def _guess(estimator) -> list:
+    """The first round's merge levels: every level whose width does not double (where a
+    DAG may have to merge; with several DAGs, one usually does), none for trees."""
+    from .jungle._schedules import level_width
+
+    if estimator.growth != "jungle" or estimator.max_width is None:
+        return []
+    width = [level_width(estimator.schedule, estimator.max_width, d)
+             for d in range(int(estimator.max_depth or 64) + 2)]
+    return [width[d + 1] < 2 * width[d] for d in range(len(width) - 1)]
+
+
+def _ensemble(runs: dict, n_dags: int) -> list:
+    """Per level, whether some DAG's run had to merge there."""
+    depth = max((len(r["merging"]) for _, r in runs.values()), default=0)
+    return [any(d < len(r["merging"]) and r["merging"][d] for _, r in runs.values())
+            for d in range(depth)]
+
+
+def _halo(jungle, smoothing: int) -> tuple[int, ...]:
+    """Context per spatial axis for a chunk's labels to equal the whole image's."""
+    from .segmentation._segment import tile_margin
+    from .segmentation._volume import volume_margin
+
+    if jungle.family.spatial_ndim == 3:
+        return volume_margin(jungle, smoothing)
+    if jungle.family.name == "depth":
+        raise ValueError("segment_array needs a margin that does not depend on the pixels; "
+                         "a depth model's does: segment depth frames with segment()")
+    margin = tile_margin(jungle, None, smoothing)
+    return (margin, margin)
+
+
+def _chunks(n: int, size: int, halo: int) -> tuple[int, ...]:
+    """Chunks of ``size`` along an axis of ``n``, the last merged into the one before
+    when it is smaller than the halo (map_overlap's halo comes from one neighbour)."""
+    size = max(size, halo, 1)
+    chunks = [size] * (n // size) + ([n % size] if n % size else [])
+    if len(chunks) > 1 and chunks[-1] < halo:
+        chunks[-2:] = [chunks[-2] + chunks[-1]]
+    return tuple(chunks)
+
+
+def segment_array(model, array, client=None, out: str | os.PathLike | None = None,
+                  chunk: int | None = None, smoothing: int | None = None,
+                  halo: Sequence[int] | None = None):
+    """Labels of a large image (H, W[, C]) or, with a volume model, volume (D, H, W[, C]),
+    segmented chunk by chunk with :func:`dask.array.map_overlap`, equal to
+    :func:`jungleseg.segment` of the whole.
+
+    Parameters
+    ----------
+    model : Jungle or fitted JungleSegmenter
+    array : dask array, zarr array or array-like
+        Read chunk by chunk (a zarr array's own chunks unless ``chunk`` is given).
+    client : distributed.Client, optional
+        Where the chunks are segmented; None: in this process, one chunk at a time.
+    out : path, optional
+        A zarr array the labels are written to, chunk by chunk, by the workers (which
+        must see the path); returned opened. Without, the labels as a NumPy array.
+    chunk : int, optional
+        Chunk size along each spatial axis (default 1024 for images, 128 for volumes).
+    smoothing : int, optional
+        As for :func:`jungleseg.segment`.
+    halo : sequence of int, optional
+        Context per spatial axis; default the model's probe margin plus the smoothing's
+        reach, the least for which the result equals the whole image's.
+    """
+    import dask.array as da
+
+    from .segmentation._segment import _checked_smoothing
+
+    jungle = getattr(model, "jungle_", model)
+    smoothing = _checked_smoothing(jungle, smoothing)
+    spatial = jungle.family.spatial_ndim
+    halo = tuple(int(h) for h in (_halo(jungle, smoothing) if halo is None else halo))
+    if len(np.shape(array)) < spatial:
+        raise ValueError(f"array of shape {np.shape(array)}: the model segments "
+                         f"{'volumes' if spatial == 3 else 'images'}")
+    own = getattr(array, "chunks", None)  # a zarr array's chunks: (int, ...)
+    if chunk is None:
+        chunk = own[0] if own and isinstance(own[0], int) else (128 if spatial == 3 else 1024)
+    shape = tuple(int(n) for n in np.shape(array))
+    chunks = tuple(_chunks(n, chunk, h) for n, h in zip(shape, halo)) \
+        + tuple((n,) for n in shape[spatial:])
+    x = array.rechunk(chunks) if isinstance(array, da.Array) else \
+        da.from_array(array, chunks=chunks)
+    starts = [np.cumsum((0,) + c) for c in x.chunks[:spatial]]
+    shape = shape[:spatial]
+    halo = tuple(h if len(c) > 1 else 0 for h, c in zip(halo, x.chunks))  # one chunk: whole
+
+    def block(window, block_info=None):
+        where = block_info[0]["chunk-location"][:spatial]
+        inner = tuple((int(s[i]), int(s[i + 1])) for s, i in zip(starts, where))
+        outer = tuple((max(a - h, 0), max(a - h, 0) + window.shape[k])
+                      for k, ((a, _), h) in enumerate(zip(inner, halo)))
+        return _segment_block(jungle, np.asarray(window), outer, inner, shape, smoothing)
+
+    depth = {k: (halo[k] if k < spatial else 0) for k in range(x.ndim)}
+    labels = da.map_overlap(block, x, depth=depth, boundary="none", trim=False,
+                            chunks=x.chunks[:spatial], dtype=jungle.classes.dtype,
+                            drop_axis=list(range(spatial, x.ndim)), allow_rechunk=False)
+    if out is not None:
+        import zarr
+
+        target = zarr.open_array(str(out), mode="w", shape=shape, dtype=jungle.classes.dtype,
+                                 chunks=tuple(c[0] for c in x.chunks[:spatial]))
+        stored = labels.store(target, lock=False, compute=False)
+        (client.compute(stored).result() if client is not None
+         else stored.compute(scheduler="synchronous"))
+        return zarr.open_array(str(out), mode="r")
+    if client is not None:
+        return client.compute(labels).result()
+    return labels.compute(scheduler="synchronous")
+
+
+def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray:
+    """The labels of ``inner`` from the ``window`` at ``outer`` (image coordinates)."""
+    from ._workers import threads
+    from .segmentation._segment import segment_part
+    from .segmentation._volume import volume_part
+
+    with threads(_TASK_THREADS["n"]):
+        if jungle.family.spatial_ndim == 3:
+            return volume_part(jungle, window, outer, inner, smoothing)[0]
+        return segment_part(jungle, window, outer, shape, inner, smoothing, False)[0]
+
+
+def _model(path: str):
+    from .io import load_model
+
+    key = (path, os.stat(path).st_mtime_ns)
+    if key not in _MODELS:
+        _MODELS.clear()
+        _MODELS[key] = load_model(path)
+    return _MODELS[key]
+
+
+def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | None = None,
+                 probabilities: bool = False, max_memory: int | None = None) -> int:
+    """Segment one image or volume file into the label file ``target`` (PNG, TIFF for
+    volumes, or zarr, written chunk by chunk); ``tile`` None picks tiles by the memory
+    budget ``max_memory`` (:func:`jungleseg.segmentation.auto_tile`). Returns the pixels
+    segmented."""
+    from .imageio import open_label_array, read_image, write_labels
+    from .segmentation import auto_tile, segment, segment_to
+
+    image = read_image(path, jungle.family, mmap=True)
+    if tile is None:
+        tile = auto_tile(jungle, image, smoothing, max_memory)
+    colours = jungle.metadata.get("class_colours")
+    shape = tuple(image.shape[:jungle.family.spatial_ndim])
+    if Path(target).suffix.lower() == ".zarr" and not probabilities:
+        out = open_label_array(target, shape, jungle.classes.dtype, colours=colours)
+        segment_to(jungle, image, out, None, tile, smoothing)
+        return int(np.prod(shape))
+    labels, proba = segment(jungle, image, tile=tile, smoothing=smoothing,
+                            probabilities=probabilities)
+    write_labels(target, labels, colours)
+    if probabilities:
+        np.save(Path(target).with_name(f"{Path(target).stem}_proba.npy"), proba)
+    return int(labels.size)
+
+
+def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
+                       probabilities: bool):
+    from ._workers import threads
+    from .jungle import ModelError
+
+    with threads(_TASK_THREADS["n"]):
+        try:
+            return segment_file(_model(model_path), Path(path), Path(target), tile, smoothing,
+                                probabilities), None
+        except (ValueError, OSError, MemoryError, ModelError) as err:
+            return 0, str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
+def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
+                  probabilities: bool = False, large: int | None = None
+                  ) -> list[tuple[int, str | None]]:
+    """Segment (input file, label file) pairs on workers that see the files: one task per
+    file, and a zarr image of more than ``large`` pixels (default
+    :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
+    tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
+    error's first line."""
+    from ._memory import TILE_ABOVE
+    from .imageio import ZARR_SUFFIX, read_image
+
+    model_path = str(Path(model_path).resolve())
+    jungle = _model(model_path)
+    large = TILE_ABOVE if large is None else large
+    images = {}
+    for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
+        try:
+            images[path] = read_image(path, jungle.family, mmap=True)
+        except (ValueError, OSError):
+            continue
+    if images:
+        prepare_workers(client, warm_up(model=jungle, image=next(iter(images.values()))))
+    results: dict[int, tuple] = {}
+    for k, (path, target) in enumerate(pairs):
+        image = images.get(path)
+        if (image is not None and Path(path).suffix.lower() == ZARR_SUFFIX and not probabilities
+                and Path(target).suffix.lower() == ZARR_SUFFIX
+                and int(np.prod(image.shape[:jungle.family.spatial_ndim])) > large):
+            out = segment_array(jungle, image, client, out=target, chunk=tile,
+                                smoothing=smoothing)
+            results[k] = (int(np.prod(out.shape)), None)
+    rest = [k for k in range(len(pairs)) if k not in results]
+    futures = client.map(_segment_file_task, [model_path] * len(rest),
+                         [str(Path(pairs[k][0]).resolve()) for k in rest],
+                         [str(Path(pairs[k][1]).resolve()) for k in rest], [tile] * len(rest),
+                         [smoothing] * len(rest), [probabilities] * len(rest), pure=False)
+    results.update(zip(rest, client.gather(futures)))
+    return [results[k] for k in range(len(pairs))]
+
+
+def _labels_task(jungle, image):
+    from ._workers import threads
+    from .segmentation import segment
+
+    with threads(_TASK_THREADS["n"]):
+        try:
+            return segment(jungle, image, probabilities=False)[0]
+        except (ValueError, MemoryError) as err:
+            return err
+
+
+def segment_images(client, jungle, images: Sequence) -> list:
+    """Labels of each image (or the ValueError or MemoryError it raised), one task per
+    image."""
+    images = list(images)
+    if images:
+        prepare_workers(client, warm_up(model=jungle, image=images[0]))
+    model = client.scatter(jungle, broadcast=True)
+    return client.gather(client.map(_labels_task, [model] * len(images), images, pure=True))

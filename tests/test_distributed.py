@@ -1,0 +1,238 @@
+"""jungleseg.distributed on real clusters: a LocalCluster of two worker processes (training
+equals local training bit for bit, also when a worker is killed mid-training; segment_array
+on zarr equals whole-image segmentation, and a halo one pixel short differs), and the
+command line against ``dask scheduler`` and ``dask worker`` processes."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from jungleseg import ColourFeatures, JungleSegmenter, load_model, segment
+from jungleseg import distributed as jd
+from jungleseg.datasets.faces import render_faces
+from tests.test_cli import FAST, run
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with jd.connect(workers=2) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def faces():
+    return render_faces(8, seed=0, size=(64, 80))
+
+
+def small(**kw) -> JungleSegmenter:
+    params = dict(n_estimators=3, max_width=8, max_depth=8, samples_per_image=400,
+                  n_candidate_features=20, random_state=0)
+    return JungleSegmenter(ColourFeatures(max_offset=6), **{**params, **kw})
+
+
+def same_model(a, b) -> bool:
+    """Every array of every DAG, the classes and the metadata equal."""
+    return (len(a.dags) == len(b.dags)
+            and all(np.array_equal(getattr(x, f), getattr(y, f))
+                    for x, y in zip(a.dags, b.dags) for f in x.__dataclass_fields__)
+            and np.array_equal(a.classes, b.classes) and a.metadata == b.metadata)
+
+
+@pytest.mark.parametrize("kw", [{}, {"images_per_dag": 3, "max_width": 4},
+                                {"growth": "priority", "max_nodes": 40}])
+def test_fit_equals_local_fit(client, faces, kw):
+    images, labels = faces
+    local = small(**kw).fit(images, labels)
+    spread = jd.fit(small(**kw), images, labels, client)
+    assert same_model(local.jungle_, spread.jungle_)
+    assert spread.grow_stats_.merging == local.grow_stats_.merging
+
+
+def test_one_dag_alone_needs_the_ensembles_merge_levels(faces):
+    """What the rounds of fit settle: a DAG grown alone with the ensemble's merge levels
+    equals the same DAG grown among all."""
+    images, labels = faces
+    seg = small().fit(images, labels)
+    plan = seg._plan(images, labels)
+    assert any(seg.grow_stats_.merging)
+    for g in range(3):
+        alone = seg._grow(plan, dags=[g], merge=seg.grow_stats_.merging)[0][0]
+        assert same_model(type(seg.jungle_)([alone], seg.classes_, seg.features),
+                          type(seg.jungle_)([seg.jungle_.dags[g]], seg.classes_, seg.features))
+
+
+def test_settled_rounds():
+    ensemble = [False, True, True]
+    assert jd._settled([False, True, True], (), ensemble)
+    assert not jd._settled([False, False, False], (), ensemble)  # assumed none: run again
+    assert jd._settled([False, False], (False, True, True), ensemble)  # stopped early
+    runs = {0: ((), {"merging": [False, True]}), 1: ((), {"merging": [False, False, True]})}
+    assert jd._ensemble(runs, 2) == [False, True, True]
+
+
+def test_killed_worker_is_retried_with_the_same_result(client, faces):
+    images, labels = faces
+    kw = dict(max_depth=12, samples_per_image=3000, n_candidate_features=60, max_width=32)
+    local = small(**kw).fit(images, labels)
+    pids = client.run(os.getpid)
+    result, killed = {}, []
+
+    def train():
+        result["model"] = jd.fit(small(**kw), images, labels, client)
+
+    worker = threading.Thread(target=train)
+    worker.start()
+    deadline = time.time() + 120
+    while worker.is_alive() and not killed and time.time() < deadline:
+        for address, keys in client.processing().items():
+            if any(str(k).startswith("_train_dag") for k in keys) and address in pids:
+                os.kill(pids[address], signal.SIGKILL)
+                killed.append(address)
+                break
+        time.sleep(0.05)
+    worker.join(300)
+    assert killed, "no training task was seen running"
+    assert same_model(local.jungle_, result["model"].jungle_)
+
+
+def test_segment_array_on_zarr_equals_whole_image(client, faces, tmp_path):
+    images, labels = faces
+    seg = small(smoothing=2, max_depth=10).fit(images, labels)
+    big = np.concatenate([np.concatenate(images[i:i + 3], axis=1) for i in (0, 3)], axis=0)
+    source = zarr.open_array(str(tmp_path / "in.zarr"), mode="w", shape=big.shape,
+                             chunks=(40, 50, 3), dtype=big.dtype)
+    source[...] = big
+    whole = segment(seg.jungle_, big, probabilities=False)[0]
+    out = jd.segment_array(seg, source, client=client, out=tmp_path / "out.zarr")
+    assert np.array_equal(out[...], whole)
+    assert np.array_equal(jd.segment_array(seg, source, client=client, chunk=32), whole)
+
+
+def test_halo_one_pixel_short_differs(faces):
+    images, labels = faces
+    seg = JungleSegmenter(ColourFeatures(max_offset=3, kinds=("value", "difference")),
+                          n_estimators=2, max_depth=10, samples_per_image=800,
+                          n_candidate_features=40, random_state=0).fit(images[:4], labels[:4])
+    big = np.concatenate(images[:4], axis=1)
+    whole = segment(seg.jungle_, big, probabilities=False)[0]
+    halo = jd._halo(seg.jungle_, 0)
+    assert np.array_equal(jd.segment_array(seg, big, chunk=16), whole)
+    short = jd.segment_array(seg, big, chunk=16, halo=[h - 1 for h in halo])
+    assert (short != whole).sum() > 0
+
+
+def test_volume_segment_array_equals_whole_volume():
+    from jungleseg import VolumeFeatures
+    from jungleseg.datasets.cells3d import paint_slices, render_cell_volume
+
+    volume, truth = render_cell_volume(shape=(20, 48, 48), seed=0)
+    family = VolumeFeatures(spacing=(0.3, 0.1, 0.1), max_offset=0.6, smoothing_scales=(0.2,))
+    seg = JungleSegmenter(family,
+                          n_estimators=2, max_depth=6, samples_per_image=2000,
+                          ignore=[0], smoothing=1, random_state=0)
+    seg.fit([volume], [paint_slices(truth, [4, 10], fraction=0.2)])
+    whole = segment(seg.jungle_, volume, probabilities=False)[0]
+    assert min(jd._halo(seg.jungle_, 1)) < 16
+    assert np.array_equal(jd.segment_array(seg, volume, chunk=16), whole)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """``dask scheduler`` and ``dask worker`` (two processes, one thread each) started as
+    a user would; torn down afterwards."""
+    from distributed import Client
+
+    dask = str(Path(sys.executable).parent / "dask")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port",
+                               address.rsplit(":", 1)[1], "--no-dashboard"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        procs.append(subprocess.Popen([dask, "worker", address, "--nworkers", "2",
+                                       "--nthreads", "1", "--no-dashboard"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with Client(address, timeout="60s") as c:
+            c.wait_for_workers(2, timeout=120)
+        yield address
+    finally:
+        for proc in reversed(procs):
+            proc.terminate()
+        for proc in reversed(procs):
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def test_cli_on_a_dask_scheduler_and_workers(dask_cluster, tmp_path):
+    faces = tmp_path / "faces"
+    run("generate", "faces", "--n", "8", "--size", "48x64", "--out", faces)
+    local, remote = tmp_path / "local.h5", tmp_path / "remote.h5"
+    run("train", "configs/faces.yaml", "--data", faces, "--out", local, *FAST)
+    run("train", "configs/faces.yaml", "--data", faces, "--out", remote, *FAST,
+        "--scheduler", dask_cluster)
+    assert same_model(load_model(local), load_model(remote))
+    run("segment", remote, faces / "images", "--out", tmp_path / "seg", "--scheduler",
+        dask_cluster)
+    run("segment", remote, faces / "images", "--out", tmp_path / "seg-local")
+    names = sorted(p.name for p in (tmp_path / "seg").iterdir())
+    assert len(names) == 8
+    assert names == sorted(p.name for p in (tmp_path / "seg-local").iterdir())
+    for name in names:
+        assert (tmp_path / "seg" / name).read_bytes() == \
+            (tmp_path / "seg-local" / name).read_bytes()
+    for how, name in ((["--scheduler", dask_cluster], "a"), (["--workers", "2"], "b"),
+                      ([], "c")):
+        run("evaluate", remote, "--dataset", "faces", "--data", faces, "--json",
+            tmp_path / f"{name}.json", *how)
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "c.json").read_text()
+    assert (tmp_path / "b.json").read_text() == (tmp_path / "c.json").read_text()
+
+
+def test_scheduler_and_workers_exclude_each_other():
+    with pytest.raises(ValueError, match="exclude each other"):
+        with jd.connect("tcp://127.0.0.1:1", 2):
+            pass
+
+
+def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path):
+    from jungleseg import save_model
+    from jungleseg.imageio import read_labels
+
+    images, labels = faces
+    seg = small().fit(images, labels)
+    model = save_model(seg.jungle_, tmp_path / "m.h5")
+    big = np.concatenate(images[:4], axis=1)
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(32, 64, 3), dtype=big.dtype)
+    source[...] = big
+    np.save(tmp_path / "one.npy", images[5])
+    (tmp_path / "bad.npy").write_bytes(b"not an array")
+    pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
+             (tmp_path / "one.npy", tmp_path / "one.png"),
+             (tmp_path / "bad.npy", tmp_path / "bad.png")]
+    results = jd.segment_files(client, model, pairs, large=1000)
+    assert results[0] == (big.shape[0] * big.shape[1], None)
+    assert results[1] == (images[5].shape[0] * images[5].shape[1], None)
+    assert results[2][0] == 0 and "bad.npy" in results[2][1]
+    whole = segment(seg.jungle_, big, probabilities=False)[0]
+    assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
+    assert np.array_equal(read_labels(tmp_path / "one.png"),
+                          segment(seg.jungle_, images[5], probabilities=False)[0])
