@@ -96,14 +96,15 @@ SCALES = {
         width=128),
     "medium": Scale(
         "medium",
-        images={"kinect": Sizes(300, 100, 250, 100, 30, 20),
+        # sized to finish in about 1.5 h on a 2-core machine shared with other work
+        images={"kinect": Sizes(150, 100, 250, 100, 30, 20),
                 "faces": Sizes(100, 50, 1000, 100, 30, 20),
-                "fasseg": Sizes(None, None, 1000, 100, 30, 20),
-                "stanford": Sizes(None, None, 300, 100, 30, 26, folds=(0, 1))},
+                "fasseg": Sizes(None, None, 500, 100, 30, 20),
+                "stanford": Sizes(None, None, 200, 100, 30, 26, folds=(0, 1))},
         uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
-        uci_repeats=3, uci_rows=None, uci_depth=25,
-        objective=Sizes(100, None, 3000, 50, 0, 0), objective_depths=(14, 28, 46, 85),
-        time_repeats=2),
+        uci_repeats=2, uci_rows=None, uci_depth=25,
+        objective=Sizes(30, None, 2000, 50, 0, 0), objective_depths=(14, 28, 46),
+        time_repeats=1),
     "full": Scale(
         "full",
         images={"kinect": Sizes(1000, 200, 250, 200, 30, 20),

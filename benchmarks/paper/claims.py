@@ -76,6 +76,37 @@ def fig2_lines(rows) -> list[str]:
         ratio = f"{tree / jungle:.1f}x" if tree and jungle else "n/a"
         lines.append(f"| {dataset} | {target:.3f} | {tree:.0f} | {jungle:.0f} | {ratio} | "
                      f"{best} ({baselines[best]:.3f}) |")
+    return lines + [""] + equal_nodes_lines(rows, list(sh.METHODS))
+
+
+def at_nodes(pts, n):
+    """A curve's value at ``n`` nodes, linear in log nodes between its two neighbouring
+    points; None outside the range the curve was measured over."""
+    nodes = np.array([p[0] for p in pts])
+    values = np.array([p[1] for p in pts])
+    if not nodes[0] <= n <= nodes[-1]:
+        return None
+    return float(np.interp(np.log(n), np.log(nodes), values))
+
+
+def equal_nodes_lines(rows, methods, y="jaccard",
+                      counts=(100, 300, 1000, 3000, 10000, 30000)) -> list:
+    """Each curve's value at the same total node counts, and which curve is highest there."""
+    lines = ["### At equal total nodes (interpolated in log nodes between measured points; "
+             "blank: outside the curve)", "",
+             "| data | nodes | " + " | ".join(methods) + " | highest | highest baseline |",
+             "|---|---|" + "---|" * (len(methods) + 2)]
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        for n in counts:
+            values = {m: at_nodes(curve(rows, dataset, m, y), n) for m in methods}
+            known = {m: v for m, v in values.items() if v is not None}
+            if len(known) < 2:
+                continue
+            base = {m: v for m, v in known.items() if m in sh.METHODS and m != "jungle"}
+            lines.append(f"| {dataset} | {n} | " + " | ".join(
+                "" if values[m] is None else f"{values[m]:.3f}" for m in methods)
+                + f" | {max(known, key=known.get)} | "
+                + (max(base, key=base.get) if base else "") + " |")
     return lines + [""]
 
 
@@ -88,12 +119,27 @@ def fig3_lines(rows) -> list[str]:
             lines.append(f"| {dataset} {method} | {v:.3f} | {n:.0f} | {r['point']:.0f} |")
     widths = [m for m in dict.fromkeys(r["method"] for r in rows) if m.startswith("jungle M=")]
     if widths:
-        lines += ["", "Jaccard at equal nodes (the largest node count every width reaches):"]
+        lines += ["", "Each width's last point within the largest node count every width reaches:"]
         cap = min(max(n for n, _, _ in curve(rows, "faces", m)) for m in widths)
         for m in widths:
             pts = [(n, v, r) for n, v, r in curve(rows, "faces", m) if n <= cap]
             n, v, r = pts[-1]
             lines.append(f"- {m}: {v:.3f} with {n:.0f} nodes at depth {r['point']:.0f}")
+        lines += [""] + equal_nodes_lines([r for r in rows if r["method"] in widths], widths,
+                                          counts=(300, 1000, 3000, 6000, 10000, 20000))
+        lines += ["Depth at which each width first reaches a Jaccard (blank: never):", "",
+                  "| Jaccard | " + " | ".join(widths) + " |", "|---|" + "---|" * len(widths)]
+        top = min(max(v for _, v, _ in curve(rows, "faces", m)) for m in widths)
+        for target in np.linspace(top / 2, top, 4):
+            depths = [next((r["point"] for _, v, r in sorted(
+                curve(rows, "faces", m), key=lambda p: p[2]["point"]) if v >= target), None)
+                for m in widths]
+            lines.append(f"| {target:.3f} | " + " | ".join(
+                "" if d is None else f"{d:.0f}" for d in depths) + " |")
+    ensembles = [m for m in dict.fromkeys(r["method"] for r in rows if r["dataset"] == "kinect")]
+    if ensembles:
+        lines += [""] + equal_nodes_lines([r for r in rows if r["dataset"] == "kinect"],
+                                          ensembles)
     return lines + [""]
 
 
@@ -108,7 +154,8 @@ def fig5_lines(rows) -> list[str]:
         lines.append(f"| {dataset} | {best['tree']:.4f} | {best['jungle']:.4f} | "
                      f"{best['jungle M=64']:.4f} | {target:.4f} | {need['tree']:.0f} | "
                      f"{need['jungle']:.0f} | {need['jungle M=64']:.0f} |")
-    return lines + [""]
+    return lines + [""] + equal_nodes_lines(rows, [*sh.METHODS, "jungle M=64"], "accuracy",
+                                            (300, 1000, 3000, 10000))
 
 
 def main() -> None:

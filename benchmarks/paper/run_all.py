@@ -1,8 +1,9 @@
 """Run every figure of the jungle paper at one scale, each script in its own process, and
-write how long each took (run_all.csv). ``--quick`` takes minutes; the full scale is sized
-for about two hours on 2 cores with the fast trainer.
+write how long each took (run_all.csv). ``--quick`` takes minutes and ``--scale medium``
+about 1.5 hours on a shared 2-core machine; the full scale, the paper's setup where the
+machine allows it, was estimated at several hours on 2 cores (docs/paper.md, "Wall time").
 
-    python benchmarks/paper/run_all.py [--quick | --scale ci|quick|full] [--data DIR]
+    python benchmarks/paper/run_all.py [--quick | --scale ci|quick|medium|full] [--data DIR]
 """
 from __future__ import annotations
 

@@ -111,3 +111,17 @@ def test_claims_read_every_csv(out, monkeypatch):
     for section in ("## Fig. 2", "## Fig. 3", "## memory", "## Objective table"):
         assert section in text
     assert "| kinect | tree |" in text
+    # Fig. 2's five curves and Fig. 3's six ensembles read at equal node counts (blank where
+    # 100 nodes lies outside a curve): the values, then the highest curve and baseline
+    fig2, fig3 = text.split("## Fig. 3")[0], text.split("## Fig. 3")[1].split("## Fig. 5")[0]
+    for section, n_curves in ((fig2, 5), (fig3, 6)):
+        lines = section.splitlines()
+        at = [i for i, line in enumerate(lines) if line.startswith("| kinect | 100 |")]
+        assert len(at) == 1
+        header = next(lines[i] for i in range(at[0], -1, -1) if lines[i].startswith("| data |"))
+        names = [c.strip() for c in header.split("|")[1:-1]][2:2 + n_curves]
+        row = [c.strip() for c in lines[at[0]].split("|")[1:-1]]
+        assert len(row) == 2 + n_curves + 2
+        values = {name: float(v) for name, v in zip(names, row[2:2 + n_curves]) if v}
+        assert len(values) >= 2 and all(0 <= v <= 1 for v in values.values())
+        assert row[-2] == max(values, key=values.get)
