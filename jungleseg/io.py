@@ -7,7 +7,8 @@ Layout (``docs/model-format.md`` describes it for other programs)::
     /classes               class values, int64 (C,)
     /dags/<g>/level_start  int32 (n_levels + 1,)
     /dags/<g>/feature_kind uint8 (n_nodes,)
-    ...                    feature_params, threshold, left, right, leaf_value (see DAG)
+    ...                    feature_params, threshold, left, right, leaf_value (see DAG),
+                           spread (float32 (n_nodes,), optional: soft routing's node scale)
 
 Every dataset carries HDF5's Fletcher-32 checksum, and the HDF5 metadata the checksums of
 the 1.8 file format; ``sha256`` covers the attributes and the arrays (:func:`content_digest`),
@@ -131,7 +132,7 @@ def _read(group, name: str, path: Path, where: str, limit: int) -> np.ndarray:
     if ds.size > _MAX_ELEMENTS or ds.size * ds.dtype.itemsize > limit:
         raise ModelFileError(f"{path}: dataset {where}{name} claims {ds.size} elements, more "
                              "than the file can hold")
-    expected = _DTYPES.get(name)
+    expected = _DTYPES.get(name, np.float32 if name == "spread" else None)
     if expected is not None and ds.dtype != expected:
         raise ModelFileError(f"{path}: {where}{name} has dtype {ds.dtype}, expected "
                              f"{np.dtype(expected).name}")
@@ -192,12 +193,14 @@ def _read_file(f, path: Path) -> tuple:
     names = sorted(f["dags"], key=lambda k: int(k) if k.isdigit() else -1)
     if names != [str(g) for g in range(len(names))]:
         raise ModelFileError(f"{path}: /dags must hold groups 0..{len(names) - 1}")
-    dags = [{name: _read(f["dags"][g], name, path, f"/dags/{g}/", limit) for name in _DTYPES}
+    dags = [{name: _read(f["dags"][g], name, path, f"/dags/{g}/", limit)
+             for name in (*_DTYPES, "spread")[:len(_DTYPES) + ("spread" in f["dags"][g])]}
             for g in names]
     if version >= 2:
         stored = _attr_text(f, "sha256", path)
-        arrays = [("/classes", classes)] + [(f"/dags/{g}/{name}", dag[name])
-                                            for g, dag in enumerate(dags) for name in _DTYPES]
+        arrays = [("/classes", classes)] + [(f"/dags/{g}/{name}", array)
+                                            for g, dag in enumerate(dags)
+                                            for name, array in dag.items()]
         attributes = {**texts, "format": FORMAT, "format_version": int(version)}
         if content_digest(attributes, arrays) != stored:
             raise ModelFileError(f"{path}: content checksum (sha256) does not match: the file "

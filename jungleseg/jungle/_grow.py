@@ -181,10 +181,12 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
     if it did not split) to its left or right child (global ids); other entries retire
     (-1). Entries are visited in entry order, image by image; where an entry goes depends
-    on its own response only."""
+    on its own response only. Also returns each routed entry's response (NaN for others),
+    from which :func:`node_spread` measures each split node's spread."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
+    response = np.full(n, np.nan, np.float32)
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
@@ -200,7 +202,33 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
                 v = response_at(kind[i], params, i, pixels, integral, integral_offset,
                                 at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
                 new_node[e] = left[i] if v < threshold[i] else right[i]
-    return new_node
+                response[e] = v
+    return new_node, response
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def node_spread(order, start, nodes, response, entry_weight):
+    """Weighted standard deviation of the training responses of each of ``nodes`` (global
+    ids into ``start``), summed in entry order (so exactly reproducible): the scale of the
+    temperature of soft routing at that node."""
+    out = np.zeros(nodes.shape[0], np.float32)
+    for q in prange(nodes.shape[0]):
+        i = nodes[q]
+        w = 0.0
+        total = 0.0
+        for a in range(start[i], start[i + 1]):
+            e = order[a]
+            w += entry_weight[e]
+            total += entry_weight[e] * float(response[e])
+        if w <= 0:
+            continue
+        mean = total / w
+        square = 0.0
+        for a in range(start[i], start[i + 1]):
+            e = order[a]
+            square += entry_weight[e] * (float(response[e]) - mean) ** 2
+        out[q] = np.float32(np.sqrt(square / w))
+    return out
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
@@ -264,16 +292,18 @@ def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, threshold, left,
-           right):
-    """New node of every entry of ``nodes`` (global ids below ``n_nodes``); -1 for all
-    other entries."""
+           right, order, start):
+    """New node of every entry of ``nodes`` (global ids below ``n_nodes``; ``order`` and
+    ``start`` group the entries by node); -1 for all other entries. And the spread of each
+    node's training responses (:func:`node_spread`)."""
     node_row = np.full(n_nodes, -1, np.int64)
     node_row[nodes] = np.arange(nodes.size)
     s = tr.samples
     with threads(workers_for(entry_node.shape[0])):
-        return route(entry_node, node_row, tr.entries.sample, s.image, s.row, s.col, tr.store,
-                     tr.unclamped, kind, params, threshold, left, right,
-                     numba.get_num_threads())
+        moved, response = route(entry_node, node_row, tr.entries.sample, s.image, s.row,
+                                s.col, tr.store, tr.unclamped, kind, params, threshold, left,
+                                right, numba.get_num_threads())
+        return moved, node_spread(order, start, nodes, response, tr.entries.weight)
 
 
 def _search_level(tr: _Training, sp: _Splits, P, dag_start, n_children: int, depth: int):
@@ -352,14 +382,14 @@ def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         left_id = np.searchsorted(used, sp.dags * n_children + left)
         right_id = np.searchsorted(used, sp.dags * n_children + right)
         kind_chosen, params_chosen, thr_chosen = sp.chosen(k, t)
-        entry_node = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen, params_chosen,
-                            thr_chosen, left_id, right_id)
+        entry_node, spread = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen,
+                                    params_chosen, thr_chosen, left_id, right_id, order, start)
         level["split"][sp.nodes] = True
         level["round"][sp.nodes] = depth
         level["rank"][sp.nodes] = n_split[sp.dags] + local
         n_split += np.diff(dag_start)
         level.update(nodes=sp.nodes, kind=kind_chosen, params=params_chosen,
-                     threshold=thr_chosen, left=left_id, right=right_id)
+                     threshold=thr_chosen, left=left_id, right=right_id, spread=spread)
         node_dag = used // n_children
         stats.seconds["route"] += time.perf_counter() - t2
         if progress is not None:
@@ -385,7 +415,7 @@ def _grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
     created = {}  # (dag, depth) -> nodes created so far
     record = {name: [] for name in ("dag", "depth", "position", "hist", "gain")}
     splits = {name: [] for name in ("node", "kind", "params", "threshold", "left", "right",
-                                    "round", "rank")}
+                                    "round", "rank", "spread")}
     queue = PriorityQueue()
     n_nodes = np.ones(n_dags, np.int64)
     n_split = np.zeros(n_dags, np.int64)
@@ -446,11 +476,12 @@ def _grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         right = np.empty(b, np.int64)
         left[by_place] = n_total + 2 * np.arange(b)
         right[by_place] = n_total + 2 * np.arange(b) + 1
-        moved = _route(tr, entry_node, n_total, batch["node"], batch["kind"], batch["params"],
-                       batch["threshold"], left, right)
+        moved, spread = _route(tr, entry_node, n_total, batch["node"], batch["kind"],
+                               batch["params"], batch["threshold"], left, right, order, start)
         entry_node = np.where(moved >= 0, moved, entry_node)
         for name in ("node", "kind", "params", "threshold"):
             splits[name].append(batch[name])
+        splits["spread"].append(spread)
         splits["left"].append(left)
         splits["right"].append(right)
         new = {"dag": child_dag, "depth": child_depth, "position": child_position}

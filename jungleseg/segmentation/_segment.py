@@ -2,10 +2,12 @@
 trained (or loaded) jungle."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import Integral, Interval, check_params
+from .._validation import Integral, Interval, Real, check_params
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
 from ._input import checked_image
@@ -21,11 +23,39 @@ from ._volume import labelled_volume, segment_volume
 SEGMENTATION_CONSTRAINTS = {
     **SMOOTHING_CONSTRAINTS,
     "background": [Interval(Integral, 0, 65535, closed="both")],
+    "soft": [Interval(Real, 0, 1e6, closed="both")],
+    "soft_epsilon": [Interval(Real, 0, 1, closed="left")],
 }
 
 
+def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float | None = None
+                 ) -> Jungle:
+    """``jungle`` itself, or, where ``soft`` or ``soft_epsilon`` is given, a copy routing
+    with them (the same DAGs); ValueError for bad values or soft routing of a model that
+    records no node spreads.
+
+    Parameters
+    ----------
+    jungle : Jungle
+        A trained or loaded model.
+    soft, soft_epsilon : float, optional
+        Soft-routing factor (0: hard routing) and pruning threshold on path weights.
+
+    Returns
+    -------
+    Jungle
+    """
+    if soft is None and soft_epsilon is None:
+        return jungle
+    given = {k: v for k, v in (("soft", soft), ("soft_epsilon", soft_epsilon)) if v is not None}
+    check_params(SEGMENTATION_CONSTRAINTS, given, "segment")
+    jungle.soft_routing(soft, soft_epsilon)
+    return dataclasses.replace(jungle, params={**jungle.params, **given})
+
+
 def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
-            smoothing: int | None = None, probabilities: bool = True
+            smoothing: int | None = None, probabilities: bool = True,
+            soft: float | None = None, soft_epsilon: float | None = None
             ) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image; with
     ``probabilities=False`` the labels and None, faster: without smoothing no per-class
@@ -39,6 +69,8 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
     ``smoothing`` (default: the model's own, see :class:`~jungleseg.JungleSegmenter`) is
     the half-size of the box over which probabilities are averaged before labelling; a
     model trained with ``guided_eps`` averages them edge-aware (:func:`guided_smoothing`).
+    ``soft`` and ``soft_epsilon`` (default: the model's own, see
+    :class:`~jungleseg.JungleSegmenter`) route pixels softly through the DAGs (0: hard).
 
     A volume model (:class:`~jungleseg.VolumeFeatures`) segments (D, H, W[, C]) volumes:
     labels (D, H, W), probabilities (D, H, W, n_classes), ``tile`` in voxels (one size or
@@ -46,6 +78,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
     a 2-D image, with a ValueError saying so.
     """
     smoothing = _checked_smoothing(jungle, smoothing)
+    jungle = with_routing(jungle, soft, soft_epsilon)
     if jungle.family.spatial_ndim == 3:
         labels, proba = segment_volume(jungle, image, tile, smoothing)
         return labels, (proba if probabilities else None)
@@ -75,11 +108,13 @@ def _checked_smoothing(jungle: Jungle, smoothing) -> int:
 
 
 def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
-                     smoothing: int | None = None, probabilities: bool = True
+                     smoothing: int | None = None, probabilities: bool = True,
+                     soft: float | None = None, soft_epsilon: float | None = None
                      ) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
+    jungle = with_routing(jungle, soft, soft_epsilon)
     jungle.family.check_store(store)
     if store.n_channels != jungle.family.n_store_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "

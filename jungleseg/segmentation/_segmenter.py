@@ -62,6 +62,15 @@ class JungleSegmenter(JungleBase):
         pixels (stored with the model), so ``guided_eps`` does not depend on the image's
         value range. Boundaries then follow image edges (see
         :func:`jungleseg.guided_smoothing`); smaller values follow weaker edges.
+    soft : float
+        Soft-routing factor stored with the model (segmentation may override it); 0 routes
+        hard. Above 0, split node i sends the share ``sigmoid((v - threshold) / T_i)`` of
+        the path weight reaching it right and the rest left, with ``T_i = soft x`` the
+        standard deviation of the node's training responses; weights add where paths meet
+        and each DAG's vote is its leaves' distributions mixed by weight.
+    soft_epsilon : float
+        Soft routing follows only branches whose path weight exceeds this (0: all), and
+        renormalises over the leaves reached.
 
     Attributes
     ----------
@@ -105,7 +114,7 @@ class JungleSegmenter(JungleBase):
                  lsearch_steps=250, search="lsearch", growth="jungle", max_nodes=None,
                  sampling="random", samples_per_image=1000, correct_prior=False,
                  images_per_dag=None, ignore=(255,), background=0, smoothing=0, guided_eps=None,
-                 random_state=None):
+                 soft=0.0, soft_epsilon=0.0, random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -128,6 +137,8 @@ class JungleSegmenter(JungleBase):
         self.background = background
         self.smoothing = smoothing
         self.guided_eps = guided_eps
+        self.soft = soft
+        self.soft_epsilon = soft_epsilon
         self.random_state = random_state
 
     def _family(self) -> FeatureFamily:
