@@ -229,8 +229,9 @@ def cmd_segment(args: argparse.Namespace) -> int:
     from .imageio import image_files, write_labels
     from .io import load_model
     from .jungle import ModelError
+    from .segmentation import with_routing
 
-    jungle = load_model(args.model)
+    jungle = with_routing(load_model(args.model), args.soft, args.soft_epsilon)
     budget = _budget(args)
     targets = _label_targets(image_files(args.inputs), Path(args.out))
     colours = jungle.metadata.get("class_colours")
@@ -443,6 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
     p.add_argument("--smoothing", type=int, default=None, metavar="R",
                    help="average probabilities over a (2R+1)^2 box before labelling "
+                        "(default: the model's own)")
+    p.add_argument("--soft", type=float, default=None, metavar="F",
+                   help="soft routing: gate temperature F x each node's response spread "
+                        "(0: hard routing; default: the model's own)")
+    p.add_argument("--soft-epsilon", type=float, default=None, metavar="E",
+                   help="soft routing follows only branches of path weight above E "
                         "(default: the model's own)")
     p.add_argument("--fail-fast", action="store_true",
                    help="stop at the first bad image (default: report it, go on)")

@@ -58,7 +58,7 @@ class DAG:
 
     @property
     def nbytes(self) -> int:
-        return int(sum(getattr(self, name).nbytes for name in _DTYPES))
+        return int(sum(a.nbytes for a in self.arrays().values()))
 
     def arrays(self) -> dict:
         """The arrays by name (``spread`` only when the DAG has it)."""
