@@ -40,6 +40,7 @@ from ._baselines import PriorityQueue, level_capacity, top_per_dag
 from ._criterion import make_phi_table, node_costs
 from ._assembly import assemble, depth_levels, level_record
 from ._dag import DAG
+from ._dgmml import dgmml_splits
 from ._entries import Entries
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
@@ -70,6 +71,7 @@ class GrowParams:
     cluster_moves: bool = True  # ClusterSearch: exact single moves after Lloyd
     growth: str = "jungle"  # or a tree baseline of _baselines.GROWTHS
     max_nodes: int | None = None  # priority growth: nodes per tree at most
+    dgmml: bool = False  # each node's split proposed by dGMML (``_dgmml``), not searched
     seed: int = 0
 
 
@@ -209,8 +211,7 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
 @njit(parallel=True, cache=True, nogil=True)
 def node_spread(order, start, nodes, response, entry_weight):
     """Weighted standard deviation of the training responses of each of ``nodes`` (global
-    ids into ``start``), summed in entry order (so exactly reproducible): the scale of the
-    temperature of soft routing at that node."""
+    ids into ``start``), summed in entry order: the scale of soft routing's temperature."""
     out = np.zeros(nodes.shape[0], np.float32)
     for q in prange(nodes.shape[0]):
         i = nodes[q]
@@ -267,6 +268,9 @@ def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth:
     with threads(workers_for(nodes.size * p.n_candidates * 64)):
         kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, dags, positions, depth,
                                                p.n_candidates, tr.n_params)
+    if p.dgmml:
+        return _proposed_splits(tr, stats, nodes, dags, order, start, P, keep_table, kinds,
+                                cand_params, n_drawn)
     thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
         nodes, order, start, tr.entries.sample, tr.entries.weight, samples.image, samples.row,
         samples.col, samples.label, tr.store, tr.unclamped, kinds, cand_params, n_drawn,
@@ -281,6 +285,27 @@ def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth:
     splits = _Splits(nodes, dags, kinds, cand_params, thresholds, best_k, best_t, best_cost,
                      table, wl, tree_cost)
     return splits if ok.all() else splits.subset(ok)
+
+
+def _proposed_splits(tr: _Training, stats: GrowStats, nodes, dags, order, start, P,
+                     keep_table: bool, kinds, cand_params, n_drawn) -> _Splits:
+    """:func:`_best_splits` with dGMML's proposals: each node keeps one candidate and one
+    threshold, and its table (kept for LSearch) holds that split's left histogram."""
+    p, s = tr.params, tr.samples
+    with threads(workers_for(int((start[nodes + 1] - start[nodes]).sum()) * p.n_candidates)):
+        k, tau, left, wl, cost = dgmml_splits(
+            nodes, order, start, tr.entries.sample, tr.entries.weight, s.image, s.row, s.col,
+            s.label, tr.store, tr.unclamped, kinds,
+            np.ascontiguousarray(cand_params).reshape(nodes.size * p.n_candidates, -1),
+            n_drawn, P, p.min_samples_leaf, tr.phi_table, p.criterion)
+    sizes = start[nodes + 1] - start[nodes]
+    stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
+    rows, kk, kept = np.arange(nodes.size), np.maximum(k, 0), int(keep_table) * nodes.size
+    splits = _Splits(nodes, dags, kinds[rows, kk][:, None], cand_params[rows, kk][:, None],
+                     tau.reshape(-1, 1, 1), 0 * rows, 0 * rows, cost,
+                     left.astype(np.int32).reshape(-1, 1, 1, P.shape[1])[:kept],
+                     wl.reshape(-1, 1, 1)[:kept], cost.reshape(-1, 1, 1)[:kept])
+    return splits.subset(np.isfinite(cost))
 
 
 def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
