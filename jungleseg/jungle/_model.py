@@ -24,6 +24,9 @@ class Jungle:
     family: FeatureFamily
     params: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)  # class names, colours, data fingerprint...
+    #: Auto-context: the earlier stages, in order (stage 1 reads the images; each later
+    #: stage, this one last, reads stage 1's channels and the previous stage's maps).
+    context: tuple = ()
 
     @property
     def n_classes(self) -> int:
@@ -31,13 +34,13 @@ class Jungle:
 
     @property
     def node_count(self) -> int:
-        """Split and leaf nodes of all DAGs together."""
-        return sum(d.n_nodes for d in self.dags)
+        """Split and leaf nodes of all DAGs together (of every auto-context stage)."""
+        return sum(d.n_nodes for d in self.dags) + sum(s.node_count for s in self.context)
 
     @property
     def nbytes(self) -> int:
-        """Byte size of the DAGs' arrays."""
-        return sum(d.nbytes for d in self.dags)
+        """Byte size of the DAGs' arrays (of every auto-context stage)."""
+        return sum(d.nbytes for d in self.dags) + sum(s.nbytes for s in self.context)
 
     @property
     def max_depth(self) -> int:
@@ -60,6 +63,7 @@ class Jungle:
         return {
             "classes": {str(c): name for c, name in zip(self.classes, self.class_names)},
             "dags": len(self.dags),
+            "stages": 1 + len(self.context),
             "depth": self.max_depth,
             "nodes": self.node_count,
             "bytes": self.nbytes,
@@ -72,6 +76,19 @@ class Jungle:
         """Raise :class:`ModelError` unless every DAG is safe to traverse."""
         if not self.dags:
             raise ModelError("a jungle needs at least one DAG")
+        for s, stage in enumerate(self.context):
+            if stage.context:
+                raise ModelError(f"auto-context stage {s} must not hold stages itself")
+            if not np.array_equal(stage.classes, self.classes):
+                raise ModelError(f"auto-context stage {s} has other classes than the model")
+            stage.validate()
+            if s and stage.family != self.family:
+                raise ModelError(f"auto-context stage {s} reads other channels than the last")
+        if self.context:
+            wanted = self.context[0].family.n_store_channels + self.n_classes
+            if getattr(self.family, "n_channels", None) != wanted:
+                raise ModelError(f"the last auto-context stage must read {wanted} channels "
+                                 "(stage 1's and the class maps)")
         for g, dag in enumerate(self.dags):
             try:
                 dag.validate(self.n_classes, self.family.n_params, self.family.kind_codes)

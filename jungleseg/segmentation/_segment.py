@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from .._validation import Integral, Interval, Real, check_params
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
+from ._context import chain_input, chain_margin, input_stage
 from ._input import checked_image
 from ._smoothing import (
     SMOOTHING_CONSTRAINTS,
@@ -49,8 +50,10 @@ def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float 
         return jungle
     given = {k: v for k, v in (("soft", soft), ("soft_epsilon", soft_epsilon)) if v is not None}
     check_params(SEGMENTATION_CONSTRAINTS, given, "segment")
-    jungle.soft_routing(soft, soft_epsilon)
-    return dataclasses.replace(jungle, params={**jungle.params, **given})
+    for stage in (*jungle.context, jungle):
+        stage.soft_routing(soft, soft_epsilon)
+    return dataclasses.replace(jungle, params={**jungle.params, **given}, context=tuple(
+        dataclasses.replace(s, params={**s.params, **given}) for s in jungle.context))
 
 
 def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
@@ -90,7 +93,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | None = None,
 
 def _check_planar(jungle: Jungle, shape: tuple) -> None:
     """Raise ValueError if a 2-D model is given more axes than its images have."""
-    family = jungle.family
+    family = input_stage(jungle).family
     axes = 3 if isinstance(family, ColourFeatures) and family.input != "grey" else 2
     grey_channel = axes == 2 and len(shape) == 3 and shape[2] == 1
     if len(shape) > axes and not grey_channel:
@@ -113,14 +116,18 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
                      ) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
-    ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
+    ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster).
+    An auto-context model takes a store prepared by its first stage's features."""
     jungle = with_routing(jungle, soft, soft_epsilon)
-    jungle.family.check_store(store)
-    if store.n_channels != jungle.family.n_store_channels:
+    family = input_stage(jungle).family
+    family.check_store(store)
+    if store.n_channels != family.n_store_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
-                         f"{jungle.family.n_store_channels}")
+                         f"{family.n_store_channels}")
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
+    if jungle.context:
+        store, image = _last_stage_store(jungle, store, image, None), 0
     if store.ndim == 3:
         labels, proba = labelled_volume(jungle, store, image,
                                         _checked_smoothing(jungle, smoothing))
@@ -130,13 +137,22 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
                     probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    family = jungle.family
-    image = checked_image(image, family, jungle.metadata.get("input_values"))
+    first = input_stage(jungle)
+    family = first.family
+    image = checked_image(image, family, first.metadata.get("input_values"))
     # padded so that probes are read at fixed steps: as far as points reach, or as far as
     # depth probes reach from the nearest foreground pixel (a border of background)
-    pad = family.margin(image) if isinstance(family, DepthFeatures) else jungle.point_reach or 0
+    pad = family.margin(image) if isinstance(family, DepthFeatures) else first.point_reach or 0
     store = family.prepare([image], pad=pad, window=window)
+    if jungle.context:
+        store = _last_stage_store(jungle, store, 0, window)
     return _labelled(jungle, store, 0, smoothing, probabilities)
+
+
+def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
+    """The last auto-context stage's store of one image, from stage 1's."""
+    return jungle.family.prepare([chain_input(jungle, base, image, window)],
+                                 pad=jungle.point_reach or 0, window=window)
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
@@ -173,7 +189,6 @@ def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int, probabiliti
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     if tile < 1:
         raise ValueError(f"tile must be >= 1, got {tile}")
-    family = jungle.family
     h, w = image.shape[:2]
     labels = np.empty((h, w), jungle.classes.dtype)
     proba = np.empty((h, w, jungle.n_classes), np.float32) if probabilities else None
@@ -182,7 +197,7 @@ def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int, probabiliti
         for c0 in range(0, w, tile):
             ring = (slice(max(r0 - reach, 0), r0 + tile + reach),
                     slice(max(c0 - reach, 0), c0 + tile + reach))
-            margin = family.margin(image[ring]) + reach
+            margin = chain_margin(jungle, image[ring]) + reach
             top, left = max(r0 - margin, 0), max(c0 - margin, 0)
             bottom, right = min(r0 + tile + margin, h), min(c0 + tile + margin, w)
             lab, pr = _segment_window(jungle, image[top:bottom, left:right], (top, left, h, w),
