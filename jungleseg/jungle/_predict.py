@@ -47,7 +47,7 @@ def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, 
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _pixel_response(mode, i, p, r, c, kind, kind2d, params, first, second, store, image,
                     one, value):
     """Response of split node ``i`` at the pixel at ``p`` in the store (row ``r``, column
@@ -62,7 +62,7 @@ def _pixel_response(mode, i, p, r, c, kind, kind2d, params, first, second, store
     return value[0]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _soft_dag(base, leaf_first, mode, p, r, c, kind, kind2d, params, threshold, left, right,
               leaf_value, spread, soft, epsilon, first, second, store, image, one, value,
               weight, frontier, mix):
@@ -100,7 +100,9 @@ def _soft_dag(base, leaf_first, mode, p, r, c, kind, kind2d, params, threshold, 
                 gate = 1.0 / (1.0 + np.exp(-(float(v) - float(threshold[i])) / t))
             else:
                 gate = 0.0 if v < threshold[i] else 1.0
-            for child, share in ((left[i], w * (1.0 - gate)), (right[i], w * gate)):
+            for branch in range(2):
+                child = left[i] if branch == 0 else right[i]
+                share = w * (1.0 - gate) if branch == 0 else w * gate
                 if share > epsilon:
                     if weight[child] == 0.0:
                         frontier[1 - side, n_next] = child
