@@ -37,7 +37,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 #: What --quick changes in the segmentation configs (fewer samples, candidates and levels).
 QUICK = {"sampling.samples_per_image": 400, "jungle.n_candidate_features": 40,
          "jungle.max_depth": 18}
-SOFT = [(0.0, 0.0), (0.05, 1e-3), (0.1, 1e-3), (0.2, 1e-3), (0.1, 1e-2), (0.1, 0.0)]
+SOFT = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2), (0.2, 1e-2), (0.1, 1e-3)]
 
 
 def _folds(name: str, data: str | None, folds: list[int], quick: bool):
