@@ -98,6 +98,9 @@ class JungleWidget(Container):
         self.soft = FloatSpinBox(label="soft routing", min=0, max=10, step=0.1,
                                  tooltip="gate temperature x each node's response spread "
                                          "(0: hard routing, the fastest)")
+        self.stages = SpinBox(label="stages", **_spin_range("auto_context"),
+                              tooltip="auto-context: each later stage also reads the previous "
+                                      "stage's class maps (colour images; 1: none)")
         self.display = ComboBox(label="show", choices=("uncertainty", "probabilities", "labels only"))
         self.live = CheckBox(text="live update while painting")
         self.train_button = PushButton(text="Train and segment")
@@ -112,7 +115,7 @@ class JungleWidget(Container):
                      self.mode, self.kind, self.scribbles, self.new_scribbles_button,
                      self.preset, self.n_estimators,
                      self.width_m, self.max_depth, self.max_offset, self.smoothing, self.soft,
-                     self.display, self.live,
+                     self.stages, self.display, self.live,
                      self.train_button, self.cancel_button, self.progress, self.status,
                      self.save_button, self.load_button, self.target, self.apply_button])
 
@@ -223,6 +226,7 @@ class JungleWidget(Container):
         self.width_m.value = jungle.get("max_width") or 256
         self.max_depth.value = jungle.get("max_depth") or 20
         self.smoothing.value, self.soft.value = jungle.get("smoothing", 0), jungle.get("soft", 0)
+        self.stages.value = jungle.get("auto_context", 1)
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
         family = DepthFeatures if self.kind.value == "depth" else ColourFeatures
@@ -290,6 +294,7 @@ class JungleWidget(Container):
         else:
             model = session.estimator(preset, kind, n_channels, *knobs,
                                       smoothing=self.smoothing.value)
+            model.set_params(auto_context=int(self.stages.value))
         indices = session.painted_indices(shape, painted, kind, volume=self._volume_mode)
         return inp, scribble_layer, painted, model, indices
 

@@ -8,7 +8,8 @@ sizes. The last stage is the model; the earlier ones are ``Jungle.context``, in 
 all live in one model file.
 
 Training maps come out of fold: the training images are cut into :data:`FOLDS` halves
-at random; the map of an image comes from a stage trained on the other half, so the next
+at random (a single image: its squares, see :func:`out_of_fold`); the map of an image
+comes from a stage trained on the other half, so the next
 stage learns how much to trust maps made on unseen images, not the near-perfect maps a
 stage makes of its own training pixels. Two folds cost two extra fits, each on half the
 images (about one extra fit per stage in all, as fitting time grows about linearly with
@@ -27,6 +28,9 @@ from ..jungle import Jungle
 
 #: Out-of-fold parts of the training images (see the module notes).
 FOLDS = 2
+#: Side of the squares a single training image is cut into for its folds, in pixels.
+BLOCK = 16
+_UNUSED = 65535  # the label of a fold's hidden pixels (beyond every class value)
 
 
 def context_family(base: ColourFeatures, n_base_channels: int, n_classes: int
@@ -90,19 +94,36 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
                 seed: int) -> list[np.ndarray]:
     """(H * W, C) probability map of every input from a clone of ``model`` fitted on the
     other fold (``store`` holds every input, prepared by the model's features; ``classes``:
-    those of all the images, columns of the maps; a class a fold lacks gets 0 there)."""
+    those of all the images, columns of the maps; a class a fold lacks gets 0 there).
+
+    Folds are images when there are several; a single image (napari's painted slice) is cut
+    into :data:`BLOCK`-pixel squares assigned to folds at random, and a fold model trains on
+    the other squares' labels only."""
     n = len(inputs)
-    fold = np.empty(n, np.int64)
-    fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % FOLDS
-    maps: list = [None] * n
+    rng = np.random.default_rng(seed)
+    if n >= FOLDS:
+        unit = np.empty(n, np.int64)
+        unit[rng.permutation(n)] = np.arange(n) % FOLDS
+        folds = [np.full(np.shape(lab), unit[i]) for i, lab in enumerate(labels)]
+    else:
+        h, w = np.shape(labels[0])
+        blocks = rng.integers(0, FOLDS, (-(-h // BLOCK), -(-w // BLOCK)))
+        folds = [np.repeat(np.repeat(blocks, BLOCK, 0), BLOCK, 1)[:h, :w]]
+    hidden = _UNUSED
+    part_model = clone(model, ignore=(*model.ignore, hidden))
+    maps = [np.zeros((np.size(lab), classes.size), np.float32) for lab in labels]
     for f in range(FOLDS):
-        rest = np.flatnonzero(fold != f)
-        part = clone(model).fit([inputs[i] for i in rest], [labels[i] for i in rest])
+        mine = [np.asarray(fold == f) for fold in folds]
+        rest = [i for i in range(n) if not mine[i].all()]
+        part = part_model.fit([inputs[i] for i in rest],
+                              [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
+                               for i in rest])
         columns = np.searchsorted(classes, part.classes_)
-        for i in np.flatnonzero(fold == f):
-            proba = part.jungle_.classify_image(store, int(i))[1]
-            maps[i] = np.zeros((proba.shape[0], classes.size), np.float32)
-            maps[i][:, columns] = proba
+        for i in range(n):
+            if mine[i].any():
+                proba = part.jungle_.classify_image(store, i)[1]
+                keep = mine[i].ravel()
+                maps[i][np.ix_(keep, columns)] = proba[keep]
     return maps
 
 
@@ -114,9 +135,6 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     base = segmenter._family()
     if not isinstance(base, ColourFeatures):
         raise ValueError(f"auto_context needs colour features, not {type(base).__name__}")
-    if len(images) < FOLDS:
-        raise ValueError(f"auto_context needs at least {FOLDS} training images (stage maps "
-                         "come from models that did not see the image)")
     if store is None:
         values = training_values(images, base)[0]
         store = base.prepare(values, pad=cheap_pad(base.point_reach, values))

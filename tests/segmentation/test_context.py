@@ -102,7 +102,23 @@ def test_two_stage_model_file_round_trips_bit_for_bit(two_stages, tmp_path):
         load_model(path)
 
 
-def test_auto_context_needs_colour_features_and_two_images():
-    images, labels = render_faces(2, seed=0, size=(24, 24))
-    with pytest.raises(ValueError, match="at least 2 training images"):
-        JungleSegmenter(FAMILY, auto_context=2, max_depth=3).fit(images[:1], labels[:1])
+def test_one_image_folds_are_squares_and_depth_features_are_refused():
+    from jungleseg import DepthFeatures
+    from jungleseg.segmentation._context import BLOCK
+
+    images, labels = render_faces(1, seed=0, size=(48, 64))
+    model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
+                            n_candidate_features=10, sampling="all", random_state=0)
+    classes = model.fit(images, labels).classes_
+    maps = out_of_fold(model, images, labels, FAMILY.prepare(images), classes, seed=0)
+    assert maps[0].shape == (48 * 64, classes.size)
+    np.testing.assert_allclose(maps[0].sum(axis=1), 1, atol=1e-5)
+    truth = np.searchsorted(classes, labels[0].ravel())
+    assert np.mean(np.argmax(maps[0], axis=1) == truth) < 0.99 and BLOCK == 16
+    seg = JungleSegmenter(FAMILY, n_estimators=1, max_depth=4, auto_context=2,
+                          samples_per_image=300, random_state=0).fit(images, labels)
+    assert len(seg.jungle_.context) == 1
+    depth = [np.full((20, 20), 2.0, np.float32)]
+    with pytest.raises(ValueError, match="auto_context needs colour features"):
+        JungleSegmenter(DepthFeatures(), auto_context=2, max_depth=3).fit(
+            depth, [np.ones((20, 20), np.uint8)])
