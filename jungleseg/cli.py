@@ -198,11 +198,12 @@ def _segment_file(jungle, path: Path, args, budget: int):
     from ._memory import tile_for_budget
     from .imageio import read_image
     from .segmentation import segment, smoothing_reach
+    from .segmentation._context import chain_margin, input_stage
 
-    image = read_image(path, jungle.family, mmap=True)
+    image = read_image(path, input_stage(jungle).family, mmap=True)
     smoothing = jungle.params.get("smoothing", 0) if args.smoothing is None else args.smoothing
-    margin = (jungle.family.margin(image) if hasattr(jungle.family, "margin") else 0) \
-        + smoothing_reach(smoothing, jungle.params.get("guided_eps"))
+    margin = chain_margin(jungle, image) + smoothing_reach(smoothing,
+                                                           jungle.params.get("guided_eps"))
     tile = tile_for_budget(jungle, image.shape, image.dtype.itemsize, budget, margin,
                            smoothing)
     return segment(jungle, image, tile=tile, smoothing=args.smoothing,

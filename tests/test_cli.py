@@ -122,6 +122,19 @@ def test_segment_routes_softly_with_soft(trained, tmp_path):
     assert "soft" in line
 
 
+def test_auto_context_models_train_info_and_segment(trained, tmp_path):
+    _, data, _ = trained
+    model = tmp_path / "ac.h5"
+    run("train", REPO / "configs/faces.yaml", "--data", data, "--out", model, *FAST,
+        "--set", "jungle.auto_context=2", "--set", "jungle.n_estimators=1")
+    info = json.loads(run("info", model, "--json").stdout)
+    assert info["stages"] == 2 and info["training"]["auto_context"] == 2
+    image = data / "images/000001.png"
+    run("segment", model, image, "--out", tmp_path / "whole.png", "--probabilities")
+    proba = np.load(tmp_path / "whole_proba.npy")
+    assert proba.shape[:2] == (48, 64) and np.allclose(proba.sum(axis=2), 1, atol=1e-5)
+
+
 def test_out_ending_in_png_is_one_file(trained, tmp_path):
     _, data, model = trained
     run("segment", model, data / "images/000001.png", "--out", tmp_path / "x.png")
