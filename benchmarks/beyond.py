@@ -11,7 +11,8 @@ splits and on one-class-against-the-rest sets (imbalanced).
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
 
-``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py); ``--quick``
+``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py; ``seed=S`` adds S
+to every split's seed, which is otherwise the split's index); ``--quick``
 shrinks the segmentation runs to fit minutes on a shared 2-core machine (what it reduces is
 printed and recorded with the figures in benchmarks/README.md).
 """
@@ -56,7 +57,10 @@ def _folds(name: str, data: str | None, folds: list[int], quick: bool):
                             [(im, lab) for _, im, lab in test])]
 
 
-def _estimator(config: str, overrides: dict, seed: int):
+def _estimator(config: str, overrides: dict, split: int):
+    """The config's estimator with the overrides; its seed is the split's index plus
+    ``--seed``."""
+    seed = split + int(overrides.get("seed", 0))
     return load_config(CONFIGS / config).with_overrides({**overrides, "seed": seed}).estimator()
 
 
