@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from jungleseg import JungleClassifier
-from jungleseg.features import Samples, TabularFeatures
+from jungleseg.features import TabularFeatures
 from jungleseg.jungle._criterion import ENTROPY, hist_cost, make_phi_table
 from jungleseg.jungle._dgmml import dgmml_splits, gmml_threshold, gmml_weights
 from jungleseg.jungle._grow import group_by_node
