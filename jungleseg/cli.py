@@ -200,8 +200,9 @@ def cmd_segment(args: argparse.Namespace) -> int:
     from .imageio import image_files
     from .io import load_model
     from .jungle import ModelError
+    from .segmentation import with_routing
 
-    jungle = load_model(args.model)
+    jungle = with_routing(load_model(args.model), args.soft, args.soft_epsilon)
     budget = _budget(args)
     if args.tile is not None and args.tile < 1:
         raise ValueError(f"--tile must be >= 1, got {args.tile}")
@@ -211,7 +212,8 @@ def cmd_segment(args: argparse.Namespace) -> int:
     with connect(args.scheduler, args.workers) as client:
         if client is not None:
             results = segment_files(client, args.model, targets, args.tile, args.smoothing,
-                                    args.probabilities)
+                                    args.probabilities,
+                                    routing=(args.soft, args.soft_epsilon))
             for (path, _), (n, problem) in zip(targets, results):
                 if problem is not None and args.fail_fast:
                     raise ValueError(_naming(path, ValueError(problem)))
@@ -443,18 +445,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("segment", memory, cluster, help="segment image files or folders")
     p.add_argument("model")
     p.add_argument("inputs", nargs="+")
-    p.add_argument("--out", required=True,
-                   help="folder for <name>.png label files (<name>.tif for volumes), or "
-                        "NAME.png, NAME.tif or NAME.zarr for one image")
-    p.add_argument("--tile", type=int, metavar="N",
-                   help="segment in N x N tiles (N^3 for volumes); default: tiles above a "
-                        "size and by the memory budget")
+    p.add_argument("--out", required=True, help="folder for <name>.png label files (<name>.tif "
+                   "for volumes), or NAME.png, NAME.tif or NAME.zarr for one image")
+    p.add_argument("--tile", type=int, metavar="N", help="segment in N x N tiles (N^3 for "
+                   "volumes); default: tiles above a size and by the memory budget")
     p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
-    p.add_argument("--smoothing", type=int, default=None, metavar="R",
-                   help="average probabilities over a (2R+1)^2 box before labelling "
-                        "(default: the model's own)")
-    p.add_argument("--fail-fast", action="store_true",
-                   help="stop at the first bad image (default: report it, go on)")
+    p.add_argument("--smoothing", type=int, metavar="R",
+                   help="average probabilities over a (2R+1)^2 box (default: the model's)")
+    p.add_argument("--soft", type=float, metavar="F",
+                   help="soft routing factor (0: hard; default: the model's own)")
+    p.add_argument("--soft-epsilon", type=float, metavar="E",
+                   help="soft routing: follow branches of weight above E only")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
     p.set_defaults(run=cmd_segment)
 
     p = add("evaluate", cluster, data,
@@ -467,8 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--confusion", help="confusion-matrix PNG (default: beside the model)")
     p.add_argument("--allow-class-mismatch", action="store_true",
                    help="score a model whose classes or class names differ from the dataset's")
-    p.add_argument("--fail-fast", action="store_true",
-                   help="stop at the first image that cannot be segmented")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
     p.set_defaults(run=cmd_evaluate)
 
     p = add("info", help="describe a model file")

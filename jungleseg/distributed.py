@@ -396,8 +396,9 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
     segmented."""
     from .imageio import open_label_array, read_image, write_labels
     from .segmentation import auto_tile, segment, segment_to
+    from .segmentation._context import input_stage
 
-    image = read_image(path, jungle.family, mmap=True)
+    image = read_image(path, input_stage(jungle).family, mmap=True)
     if tile is None:
         tile = auto_tile(jungle, image, smoothing, max_memory)
     colours = jungle.metadata.get("class_colours")
@@ -415,36 +416,40 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
 
 
 def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
-                       probabilities: bool):
+                       probabilities: bool, routing: tuple):
     from ._workers import threads
     from .jungle import ModelError
+    from .segmentation import with_routing
 
     with threads(_TASK_THREADS["n"]):
         try:
-            return segment_file(_model(model_path), Path(path), Path(target), tile, smoothing,
-                                probabilities), None
+            return segment_file(with_routing(_model(model_path), *routing), Path(path),
+                                Path(target), tile, smoothing, probabilities), None
         except (ValueError, OSError, MemoryError, ModelError) as err:
             return 0, str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
-                  probabilities: bool = False, large: int | None = None
-                  ) -> list[tuple[int, str | None]]:
+                  probabilities: bool = False, large: int | None = None,
+                  routing: tuple = (None, None)) -> list[tuple[int, str | None]]:
     """Segment (input file, label file) pairs on workers that see the files: one task per
     file, and a zarr image of more than ``large`` pixels (default
     :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
     tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
-    error's first line."""
+    error's first line. ``routing``: ``(soft, soft_epsilon)`` overrides
+    (:func:`jungleseg.segmentation.with_routing`)."""
     from ._memory import TILE_ABOVE
     from .imageio import ZARR_SUFFIX, read_image
+    from .segmentation import with_routing
+    from .segmentation._context import input_stage
 
     model_path = str(Path(model_path).resolve())
-    jungle = _model(model_path)
+    jungle = with_routing(_model(model_path), *routing)
     large = TILE_ABOVE if large is None else large
     images = {}
     for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
         try:
-            images[path] = read_image(path, jungle.family, mmap=True)
+            images[path] = read_image(path, input_stage(jungle).family, mmap=True)
         except (ValueError, OSError):
             continue
     if images:
@@ -462,7 +467,8 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
     futures = client.map(_segment_file_task, [model_path] * len(rest),
                          [str(Path(pairs[k][0]).resolve()) for k in rest],
                          [str(Path(pairs[k][1]).resolve()) for k in rest], [tile] * len(rest),
-                         [smoothing] * len(rest), [probabilities] * len(rest), pure=False)
+                         [smoothing] * len(rest), [probabilities] * len(rest),
+                         [tuple(routing)] * len(rest), pure=False)
     results.update(zip(rest, client.gather(futures)))
     return [results[k] for k in range(len(pairs))]
 

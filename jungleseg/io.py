@@ -7,7 +7,8 @@ Layout (``docs/model-format.md`` describes it for other programs)::
     /classes               class values, int64 (C,)
     /dags/<g>/level_start  int32 (n_levels + 1,)
     /dags/<g>/feature_kind uint8 (n_nodes,)
-    ...                    feature_params, threshold, left, right, leaf_value (see DAG)
+    ...                    feature_params, threshold, left, right, leaf_value (see DAG),
+                           spread (float32 (n_nodes,), optional: soft routing's node scale)
 
 Every dataset carries HDF5's Fletcher-32 checksum, and the HDF5 metadata the checksums of
 the 1.8 file format; ``sha256`` covers the attributes and the arrays (:func:`content_digest`),
@@ -33,7 +34,12 @@ from .segmentation import SEGMENTATION_CONSTRAINTS
 
 FORMAT = "jungleseg-model"
 #: Version 2 added the Fletcher-32 and SHA-256 checksums; version 1 files still load.
-FORMAT_VERSION = 2
+#: Version 3 (written only for auto-context models) adds ``/stages``.
+FORMAT_VERSION = 3
+#: The version written for models without auto-context stages (unchanged files).
+PLAIN_VERSION = 2
+#: The attributes of each auto-context stage group ``/stages/<s>``.
+STAGE_ATTRIBUTES = ("features", "training", "metadata")
 #: The root attributes the content digest covers, in this order.
 DIGEST_ATTRIBUTES = ("format", "format_version", "library_version", "features", "training",
                      "metadata")
@@ -74,10 +80,24 @@ def content_digest(attributes: dict, arrays: list[tuple[str, np.ndarray]]) -> st
     return digest.hexdigest()
 
 
+def _stage_texts(jungle: Jungle) -> dict:
+    return {"features": json.dumps(jungle.family.to_dict()),
+            "training": json.dumps(jungle.params, default=_json_default),
+            "metadata": json.dumps(jungle.metadata, default=_json_default)}
+
+
 def _model_arrays(jungle: Jungle) -> list[tuple[str, np.ndarray]]:
+    """Every array a file holds, in digest order; an auto-context stage's attributes enter
+    as UTF-8 byte arrays at ``/stages/<s>@<name>``, before its DAGs."""
     arrays = [("/classes", np.asarray(jungle.classes, np.int64))]
     for g, dag in enumerate(jungle.dags):
         arrays += [(f"/dags/{g}/{name}", array) for name, array in dag.arrays().items()]
+    for s, stage in enumerate(jungle.context):
+        arrays += [(f"/stages/{s}@{name}", np.frombuffer(text.encode(), np.uint8))
+                   for name, text in _stage_texts(stage).items()]
+        for g, dag in enumerate(stage.dags):
+            arrays += [(f"/stages/{s}/dags/{g}/{name}", array)
+                       for name, array in dag.arrays().items()]
     return arrays
 
 
@@ -101,11 +121,9 @@ def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     The file is readable like any other file the user writes (mode 0666 less the umask)."""
     path = Path(path)
     jungle.validate()
-    attributes = {"format": FORMAT, "format_version": FORMAT_VERSION,
-                  "library_version": __version__,
-                  "features": json.dumps(jungle.family.to_dict()),
-                  "training": json.dumps(jungle.params, default=_json_default),
-                  "metadata": json.dumps(jungle.metadata, default=_json_default)}
+    attributes = {"format": FORMAT,
+                  "format_version": FORMAT_VERSION if jungle.context else PLAIN_VERSION,
+                  "library_version": __version__, **_stage_texts(jungle)}
     arrays = _model_arrays(jungle)
     tmp = _temporary_file(path)
     try:
@@ -113,6 +131,10 @@ def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
             f.attrs.update(attributes)
             f.attrs["sha256"] = content_digest(attributes, arrays)
             for where, array in arrays:
+                if "@" in where:  # an auto-context stage's attribute
+                    group, name = where.split("@")
+                    f.require_group(group).attrs[name] = array.tobytes().decode()
+                    continue
                 compress = {"compression": "gzip", "shuffle": True} if array.size > 1 else {}
                 f.create_dataset(where, data=array, fletcher32=True, **compress)
         with open(tmp, "rb") as handle:
@@ -131,7 +153,7 @@ def _read(group, name: str, path: Path, where: str, limit: int) -> np.ndarray:
     if ds.size > _MAX_ELEMENTS or ds.size * ds.dtype.itemsize > limit:
         raise ModelFileError(f"{path}: dataset {where}{name} claims {ds.size} elements, more "
                              "than the file can hold")
-    expected = _DTYPES.get(name)
+    expected = _DTYPES.get(name, np.float32 if name == "spread" else None)
     if expected is not None and ds.dtype != expected:
         raise ModelFileError(f"{path}: {where}{name} has dtype {ds.dtype}, expected "
                              f"{np.dtype(expected).name}")
@@ -171,6 +193,35 @@ def _segmentation_problem(params: dict, metadata: dict) -> str | None:
     return None
 
 
+def _read_dags(group, path: Path, where: str, limit: int) -> list[dict]:
+    """The DAG arrays of ``group`` (the file or a stage group): ``dags/0``, ``dags/1``..."""
+    if "dags" not in group or not isinstance(group["dags"], h5py.Group) or not len(group["dags"]):
+        raise ModelFileError(f"{path}: missing group {where}dags")
+    names = sorted(group["dags"], key=lambda k: int(k) if k.isdigit() else -1)
+    if names != [str(g) for g in range(len(names))]:
+        raise ModelFileError(f"{path}: {where}dags must hold groups 0..{len(names) - 1}")
+    return [{name: _read(group["dags"][g], name, path, f"{where}dags/{g}/", limit)
+             for name in (*_DTYPES, "spread")[:len(_DTYPES) + ("spread" in group["dags"][g])]}
+            for g in names]
+
+
+def _read_stages(f, path: Path, version: int, limit: int) -> list[tuple[dict, list]]:
+    """(attribute texts, DAG arrays) of each auto-context stage (format 3)."""
+    if "stages" not in f:
+        return []
+    if version < 3 or not isinstance(f["stages"], h5py.Group):
+        raise ModelFileError(f"{path}: /stages needs format version 3")
+    names = sorted(f["stages"], key=lambda k: int(k) if k.isdigit() else -1)
+    if not names or names != [str(s) for s in range(len(names))]:
+        raise ModelFileError(f"{path}: /stages must hold groups 0..{len(names) - 1}")
+    stages = []
+    for s in names:
+        group = f["stages"][s]
+        texts = {name: _attr_text(group, name, path) for name in STAGE_ATTRIBUTES}
+        stages.append((texts, _read_dags(group, path, f"/stages/{s}/", limit)))
+    return stages
+
+
 def _read_file(f, path: Path) -> tuple:
     """Attributes and arrays of an open model file, checksum verified (format 2 on)."""
     if f.attrs.get("format") != FORMAT:
@@ -187,22 +238,44 @@ def _read_file(f, path: Path) -> tuple:
              for name in ("library_version", "features", "training", "metadata")}
     limit = _MAX_EXPANSION * path.stat().st_size + (1 << 20)
     classes = _read(f, "classes", path, "/", limit)
-    if "dags" not in f or not isinstance(f["dags"], h5py.Group) or not len(f["dags"]):
-        raise ModelFileError(f"{path}: missing group /dags")
-    names = sorted(f["dags"], key=lambda k: int(k) if k.isdigit() else -1)
-    if names != [str(g) for g in range(len(names))]:
-        raise ModelFileError(f"{path}: /dags must hold groups 0..{len(names) - 1}")
-    dags = [{name: _read(f["dags"][g], name, path, f"/dags/{g}/", limit) for name in _DTYPES}
-            for g in names]
+    dags = _read_dags(f, path, "/", limit)
+    stages = _read_stages(f, path, int(version), limit)
     if version >= 2:
         stored = _attr_text(f, "sha256", path)
-        arrays = [("/classes", classes)] + [(f"/dags/{g}/{name}", dag[name])
-                                            for g, dag in enumerate(dags) for name in _DTYPES]
+        arrays = [("/classes", classes)] + [(f"/dags/{g}/{name}", array)
+                                            for g, dag in enumerate(dags)
+                                            for name, array in dag.items()]
+        for s, (stage_texts, stage_dags) in enumerate(stages):
+            arrays += [(f"/stages/{s}@{name}", np.frombuffer(stage_texts[name].encode(),
+                                                             np.uint8))
+                       for name in STAGE_ATTRIBUTES]
+            arrays += [(f"/stages/{s}/dags/{g}/{name}", array) for g, dag in enumerate(stage_dags)
+                       for name, array in dag.items()]
         attributes = {**texts, "format": FORMAT, "format_version": int(version)}
         if content_digest(attributes, arrays) != stored:
             raise ModelFileError(f"{path}: content checksum (sha256) does not match: the file "
                                  "was changed or damaged after it was written")
-    return texts, classes, dags
+    return texts, classes, dags, stages
+
+
+def _stage(texts: dict, classes: np.ndarray, arrays: list, path: Path, where: str
+           ) -> Jungle:
+    """One jungle (the model or an auto-context stage) from its attribute texts and arrays,
+    its parameters checked (the arrays are validated with the whole model)."""
+    try:
+        family = family_from_dict(_attr_json(texts["features"], "features", path))
+    except ModelFileError:
+        raise
+    except (TypeError, ValueError, AttributeError) as err:
+        raise ModelFileError(f"{path}: {where}bad feature specification: {err}") from None
+    params = _attr_json(texts["training"], "training", path)
+    metadata = _attr_json(texts["metadata"], "metadata", path)
+    params = params if isinstance(params, dict) else {}
+    metadata = metadata if isinstance(metadata, dict) else {}
+    problem = _segmentation_problem(params, metadata)
+    if problem:
+        raise ModelFileError(f"{path}: {where}{problem}")
+    return Jungle([DAG(**dag) for dag in arrays], classes, family, params, metadata)
 
 
 def load_model(path: str | os.PathLike) -> Jungle:
@@ -216,28 +289,18 @@ def load_model(path: str | os.PathLike) -> Jungle:
         raise ModelFileError(f"{path}: no such model file")
     try:
         with h5py.File(path, "r") as f:
-            texts, classes, arrays = _read_file(f, path)
+            texts, classes, arrays, stages = _read_file(f, path)
     except ModelFileError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever HDF5 makes of a damaged file
         detail = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ModelFileError(f"{path}: unreadable model file ({detail})") from None
-    try:
-        family = family_from_dict(_attr_json(texts["features"], "features", path))
-    except ModelFileError:
-        raise
-    except (TypeError, ValueError, AttributeError) as err:
-        raise ModelFileError(f"{path}: bad feature specification: {err}") from None
-    params = _attr_json(texts["training"], "training", path)
-    metadata = _attr_json(texts["metadata"], "metadata", path)
     if classes.ndim != 1 or classes.size < 1 or classes.dtype.kind not in "iu":
         raise ModelFileError(f"{path}: /classes must be a non-empty integer vector")
-    params = params if isinstance(params, dict) else {}
-    metadata = metadata if isinstance(metadata, dict) else {}
-    problem = _segmentation_problem(params, metadata)
-    if problem:
-        raise ModelFileError(f"{path}: {problem}")
-    jungle = Jungle([DAG(**dag) for dag in arrays], classes, family, params, metadata)
+    context = tuple(_stage(t, classes, d, path, f"stage {s}: ")
+                    for s, (t, d) in enumerate(stages))
+    jungle = _stage(texts, classes, arrays, path, "")
+    jungle = Jungle(jungle.dags, classes, jungle.family, jungle.params, jungle.metadata, context)
     try:
         jungle.validate()
     except ModelError as err:

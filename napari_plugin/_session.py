@@ -25,6 +25,7 @@ from jungleseg import (
 )
 from jungleseg.config import Config, load_preset, preset_paths
 from jungleseg.segmentation import training_values
+from jungleseg.segmentation._context import input_stage
 from jungleseg.segmentation._volume import labelled_volume, smoothing_halves
 
 #: Image types the widget offers; each says how a layer's array is read.
@@ -168,8 +169,8 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
 
 
 def model_kind(jungle: Jungle) -> str:
-    """The image type a model reads."""
-    family = jungle.family
+    """The image type a model reads (an auto-context model: its first stage)."""
+    family = input_stage(jungle).family
     if isinstance(family, DepthFeatures):
         return "depth"
     if isinstance(family, ColourFeatures):
@@ -250,7 +251,7 @@ def check_model_input(jungle: Jungle, kind: str, data_shape: tuple, rgb: bool, n
     of ``kind`` and ``data_shape`` (channels last; ``rgb``: napari's flag)."""
     expected = model_kind(jungle)
     n_channels = data_shape[-1] if kind == "channels" else 1
-    family = jungle.family
+    family = input_stage(jungle).family
     if is_volume_model(jungle):
         if len(data_shape) < spatial_ndim(expected, volume=True):
             raise ValueError(f"the model segments 3-D volumes, but {name} has shape "

@@ -13,31 +13,17 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
-from magicgui.widgets import (
-    CheckBox,
-    ComboBox,
-    Container,
-    FloatSpinBox,
-    Label,
-    ProgressBar,
-    PushButton,
-    Select,
-    SpinBox,
-)
+from magicgui.widgets import (CheckBox, ComboBox, Container, FloatSpinBox, Label, ProgressBar,
+                              PushButton, Select, SpinBox)
 from napari.layers import Image, Labels
 from napari.qt.threading import create_worker
 from napari.utils.notifications import show_error, show_info
 from qtpy.QtCore import QObject, QTimer, Signal
 from qtpy.QtWidgets import QFileDialog
 
-from jungleseg import (
-    ColourFeatures,
-    DepthFeatures,
-    JungleSegmenter,
-    VolumeFeatures,
-    load_model,
-    save_model,
-)
+from jungleseg import (ColourFeatures, DepthFeatures, JungleSegmenter, VolumeFeatures,
+                       load_model, save_model)
+from jungleseg.segmentation import with_routing
 from jungleseg._validation import bounds
 from jungleseg.config import load_preset
 
@@ -109,6 +95,12 @@ class JungleWidget(Container):
                                  tooltip="half-size of the box over which class probabilities "
                                          "are averaged before labelling (0: none); edge-aware "
                                          "(a guided filter) when the preset sets guided_eps")
+        self.soft = FloatSpinBox(label="soft routing", min=0, max=10, step=0.1,
+                                 tooltip="gate temperature x each node's response spread "
+                                         "(0: hard routing, the fastest)")
+        self.stages = SpinBox(label="stages", **_spin_range("auto_context"),
+                              tooltip="auto-context: each later stage also reads the previous "
+                                      "stage's class maps (colour images; 1: none)")
         self.display = ComboBox(label="show", choices=("uncertainty", "probabilities", "labels only"))
         self.live = CheckBox(text="live update while painting")
         self.train_button = PushButton(text="Train and segment")
@@ -122,8 +114,8 @@ class JungleWidget(Container):
         self.extend([self.image, self.channel_layers, self.channel_axis, self.split_button,
                      self.mode, self.kind, self.scribbles, self.new_scribbles_button,
                      self.preset, self.n_estimators,
-                     self.width_m, self.max_depth, self.max_offset, self.smoothing,
-                     self.display, self.live,
+                     self.width_m, self.max_depth, self.max_offset, self.smoothing, self.soft,
+                     self.stages, self.display, self.live,
                      self.train_button, self.cancel_button, self.progress, self.status,
                      self.save_button, self.load_button, self.target, self.apply_button])
 
@@ -233,7 +225,8 @@ class JungleWidget(Container):
         self.n_estimators.value = jungle.get("n_estimators", 3)
         self.width_m.value = jungle.get("max_width") or 256
         self.max_depth.value = jungle.get("max_depth") or 20
-        self.smoothing.value = jungle.get("smoothing", 0)
+        self.smoothing.value, self.soft.value = jungle.get("smoothing", 0), jungle.get("soft", 0)
+        self.stages.value = jungle.get("auto_context", 1)
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
         family = DepthFeatures if self.kind.value == "depth" else ColourFeatures
@@ -301,6 +294,7 @@ class JungleWidget(Container):
         else:
             model = session.estimator(preset, kind, n_channels, *knobs,
                                       smoothing=self.smoothing.value)
+            model.set_params(auto_context=int(self.stages.value))
         indices = session.painted_indices(shape, painted, kind, volume=self._volume_mode)
         return inp, scribble_layer, painted, model, indices
 
@@ -339,8 +333,8 @@ class JungleWidget(Container):
         """Worker generator: the visible slice, then (unless ``visible_only``) the rest;
         stops between parts when cancelled. Painted slices or volumes reuse their training
         channels (``prepared``)."""
-        start = time.perf_counter()
-        n = 0
+        start, n = time.perf_counter(), 0
+        jungle = with_routing(jungle, self.soft.value)  # the knob: 0 routes hard
         if session.is_volume_model(jungle):
             parts = ((index + (z,), labels, proba) for index, z, labels, proba in
                      session.segment_volumes(jungle, inp.data, first, first_slice,
@@ -461,6 +455,7 @@ class JungleWidget(Container):
         """Read and validate a model file; it becomes the model applied to layers."""
         self.jungle = load_model(path)
         self.smoothing.value = self.jungle.params.get("smoothing", 0)
+        self.soft.value = self.jungle.params.get("soft", 0) if self.jungle.can_route_softly else 0
         self.status.value = (f"loaded {path}: {len(self.jungle.dags)} DAGs, "
                              f"{self.jungle.node_count} nodes, reads {session.model_kind(self.jungle)}"
                              " images")

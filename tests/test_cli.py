@@ -108,6 +108,33 @@ def _umask() -> int:
     return mask
 
 
+def test_segment_routes_softly_with_soft(trained, tmp_path):
+    _, data, model = trained
+    image = data / "images/000001.png"
+    for name, extra in (("hard", ()), ("zero", ("--soft", 0)), ("soft", ("--soft", 0.5))):
+        run("segment", model, image, "--out", tmp_path / f"{name}.png", "--probabilities",
+            *extra)
+    hard, zero, soft = (np.load(tmp_path / f"{n}_proba.npy") for n in ("hard", "zero", "soft"))
+    assert hard.tobytes() == zero.tobytes() and hard.tobytes() != soft.tobytes()
+    assert np.allclose(soft.sum(axis=2), 1, atol=1e-5)
+    line = one_line_error(run("segment", model, image, "--out", tmp_path / "bad.png",
+                              "--soft", -1, ok=False))
+    assert "soft" in line
+
+
+def test_auto_context_models_train_info_and_segment(trained, tmp_path):
+    _, data, _ = trained
+    model = tmp_path / "ac.h5"
+    run("train", REPO / "configs/faces.yaml", "--data", data, "--out", model, *FAST,
+        "--set", "jungle.auto_context=2", "--set", "jungle.n_estimators=1")
+    info = json.loads(run("info", model, "--json").stdout)
+    assert info["stages"] == 2 and info["training"]["auto_context"] == 2
+    image = data / "images/000001.png"
+    run("segment", model, image, "--out", tmp_path / "whole.png", "--probabilities")
+    proba = np.load(tmp_path / "whole_proba.npy")
+    assert proba.shape[:2] == (48, 64) and np.allclose(proba.sum(axis=2), 1, atol=1e-5)
+
+
 def test_out_ending_in_png_is_one_file(trained, tmp_path):
     _, data, model = trained
     run("segment", model, data / "images/000001.png", "--out", tmp_path / "x.png")

@@ -20,7 +20,7 @@ from jungleseg import (
     save_model,
 )
 from jungleseg.datasets.faces import render_faces
-from jungleseg.io import DIGEST_ATTRIBUTES, FORMAT_VERSION, content_digest
+from jungleseg.io import DIGEST_ATTRIBUTES, PLAIN_VERSION, content_digest
 from jungleseg.jungle._dag import _DTYPES
 from jungleseg.segmentation import segment
 
@@ -54,6 +54,26 @@ def test_round_trip_is_bit_identical(segmenter, model_file):
     assert len(loaded.metadata["data_fingerprint"]) == 16
 
 
+def test_round_trip_keeps_spreads_and_soft_routing(segmenter, model_file):
+    images, _ = render_faces(4, seed=0, size=(48, 64))
+    loaded = load_model(model_file)
+    for a, b in zip(loaded.dags, segmenter.jungle_.dags):
+        assert a.spread.tobytes() == b.spread.tobytes()
+    assert any(d.spread.max() > 0 for d in loaded.dags)
+    before = segment(segmenter.jungle_, images[3], soft=0.5, soft_epsilon=1e-3)[1]
+    after = segment(loaded, images[3], soft=0.5, soft_epsilon=1e-3)[1]
+    assert before.tobytes() == after.tobytes()
+    assert before.tobytes() != segment(loaded, images[3])[1].tobytes()
+
+
+def test_files_without_spreads_route_hard_only():
+    loaded = load_model(DATA / "model_format1.h5")
+    assert not loaded.can_route_softly
+    with pytest.raises(ValueError, match="no per-node response spread"):
+        loaded.soft_routing(0.5)
+    assert loaded.soft_routing(0.0) == (0.0, 0.0)
+
+
 @pytest.mark.parametrize("kw", [dict(max_width=4), dict(max_width=4, search="clustersearch"),
                                 dict(max_width=4, growth="fixed-width-a"),
                                 dict(max_width=4, growth="fixed-width-b"),
@@ -78,8 +98,8 @@ def _restamp(f):
         return
     arrays = [("/classes", f["classes"][()])]
     for g in sorted(f["dags"], key=int):
-        arrays += [(f"/dags/{g}/{name}", f["dags"][g][name][()]) for name in _DTYPES
-                   if name in f["dags"][g]]
+        arrays += [(f"/dags/{g}/{name}", f["dags"][g][name][()])
+                   for name in (*_DTYPES, "spread") if name in f["dags"][g]]
     f.attrs["sha256"] = content_digest({k: f.attrs[k] for k in DIGEST_ATTRIBUTES}, arrays)
 
 
@@ -104,6 +124,18 @@ CORRUPTIONS = {
                                       f["dags/0/threshold"][()].astype(np.float64)),
     "NaN thresholds": lambda f: _replace(
         f, "dags/0/threshold", np.full_like(f["dags/0/threshold"][()], np.nan)),
+    "negative spread": lambda f: _replace(
+        f, "dags/0/spread", -np.ones_like(f["dags/0/spread"][()])),
+    "NaN spread": lambda f: _replace(
+        f, "dags/0/spread", np.full_like(f["dags/0/spread"][()], np.nan)),
+    "spread of the wrong dtype": lambda f: _replace(
+        f, "dags/0/spread", f["dags/0/spread"][()].astype(np.float64)),
+    "spread of the wrong length": lambda f: _replace(
+        f, "dags/0/spread", f["dags/0/spread"][()][:-1].copy()),
+    "soft factor negative": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "soft": -1})),
+    "soft_epsilon not below 1": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "soft_epsilon": 1.0})),
     "missing group (a gap in the DAG numbers)": lambda f: f.__delitem__("dags/0"),
     "missing dags": lambda f: f.__delitem__("dags"),
     "missing dataset": lambda f: f.__delitem__("dags/0/leaf_value"),
@@ -164,8 +196,8 @@ def test_every_dataset_has_a_fletcher32_checksum(model_file):
         datasets = []
         f.visititems(lambda name, obj: datasets.append(obj)
                      if isinstance(obj, h5py.Dataset) else None)
-        assert f.attrs["format_version"] == FORMAT_VERSION == 2
-        assert len(datasets) == 1 + 2 * len(_DTYPES)
+        assert f.attrs["format_version"] == PLAIN_VERSION == 2  # no stages: version 2
+        assert len(datasets) == 1 + 2 * (len(_DTYPES) + 1)  # with each DAG's spread
         assert all(ds.fletcher32 for ds in datasets)
 
 

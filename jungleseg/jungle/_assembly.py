@@ -3,7 +3,8 @@
 A *level record* is a dict of per-node arrays for one level of every DAG (nodes sorted by
 DAG): ``dag``, ``hist`` (class counts), ``split``, ``gain``, ``round`` and ``rank`` (see
 :class:`NodeRecords`), and for the split nodes ``nodes`` (their indices in the level),
-``kind``, ``params``, ``threshold``, ``left`` and ``right`` (indices in the next level).
+``kind``, ``params``, ``threshold``, ``left`` and ``right`` (indices in the next level)
+and ``spread`` (of the node's training responses, see ``_grow.node_spread``).
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def depth_levels(nodes: dict, splits: dict | None) -> list[dict]:
         level["rank"][at] = splits["rank"][mine]
         level.update(nodes=at, kind=splits["kind"][mine], params=splits["params"][mine],
                      threshold=splits["threshold"][mine], left=index[splits["left"][mine]],
-                     right=index[splits["right"][mine]])
+                     right=index[splits["right"][mine]], spread=splits["spread"][mine])
     return levels
 
 
@@ -81,6 +82,7 @@ def assemble(levels: list[dict], n_dags: int, n_params: int,
         kind = np.zeros(n_nodes, np.uint8)
         prm = np.zeros((n_nodes, n_params), np.float32)
         threshold = np.zeros(n_nodes, np.float32)
+        spread = np.zeros(n_nodes, np.float32)
         left = np.zeros(n_nodes, np.int32)
         right = np.zeros(n_nodes, np.int32)
         leaf_hists = []
@@ -102,10 +104,11 @@ def assemble(levels: list[dict], n_dags: int, n_params: int,
                 kind[local] = lev["kind"][sel]
                 prm[local] = lev["params"][sel]
                 threshold[local] = lev["threshold"][sel]
+                spread[local] = lev["spread"][sel]
                 left[local] = lev["left"][sel] + child_base
                 right[local] = lev["right"][sel] + child_base
         leaf_value = _leaf_values(np.concatenate(leaf_hists))
-        dags.append(DAG(level_start, kind, prm, threshold, left, right, leaf_value))
+        dags.append(DAG(level_start, kind, prm, threshold, left, right, leaf_value, spread))
         records.append(NodeRecords(*(
             np.concatenate([levels[d][name][int(firsts[d][g]):int(firsts[d][g + 1])]
                             for d in range(len(counts))])
@@ -156,7 +159,9 @@ def prune(dag: DAG, records: NodeRecords, max_depth: int | None = None,
     pruned = DAG(level_start, np.where(is_split, dag.feature_kind[keep], 0).astype(np.uint8),
                  np.where(is_split[:, None], dag.feature_params[keep], 0).astype(np.float32),
                  np.where(is_split, dag.threshold[keep], zero).astype(np.float32), left, right,
-                 _leaf_values(records.counts[keep][~is_split]))
+                 _leaf_values(records.counts[keep][~is_split]),
+                 None if dag.spread is None else
+                 np.where(is_split, dag.spread[keep], zero).astype(np.float32))
     return pruned, NodeRecords(records.counts[keep], records.gain[keep],
                                np.where(is_split, records.split_round[keep], -1),
                                np.where(is_split, records.split_rank[keep], -1))

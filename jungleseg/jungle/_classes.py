@@ -65,6 +65,7 @@ class JungleBase(BaseEstimator):
             search=self.search,
             growth=self.growth,
             max_nodes=None if self.max_nodes is None else int(self.max_nodes),
+            dgmml=self.criterion == "dgmml",
             seed=seed,
         )
 
@@ -94,8 +95,14 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         A node splits only with at least this many samples.
     min_samples_leaf : int
         A split is valid only when both sides keep at least this many samples.
-    criterion : {'entropy', 'gini'}
-        The impurity whose sample-weighted sum over a level's children is minimised.
+    criterion : {'entropy', 'gini', 'hellinger', 'dgmml'}
+        The impurity whose sample-weighted sum over a level's children is minimised:
+        entropy, Gini, or Hellinger (the inter-node Hellinger distance, iHD, against the
+        uniform class distribution, for imbalanced classes); or 'dgmml', where each node's
+        split is proposed in closed form (the dGMML weight picks the candidate feature,
+        the classes' extremes place the threshold; no threshold search) and levels that
+        merge use entropy. ``docs/criteria.md`` says how each enters split and branch
+        steps.
     n_candidate_features : 'sqrt', int, float or None
         Candidate features drawn per node: sqrt(n_features), a count, a fraction of
         n_features, or all of them.

@@ -9,6 +9,18 @@ O(classes).
 
 - entropy (bits): ``phi(h) = h log2 h``, ``g = phi(n) - S``
 - Gini:            ``phi(h) = h^2``,      ``g = n - S / n``
+- Hellinger (iHD, Akash et al., IJCAI 2019, against the uniform class distribution):
+  ``phi(h) = sqrt(h)``, ``g = sqrt(n) S``. A split's inter-node Hellinger distance
+  ``iHD = sum_t pi_t D_H^2(P_t || U) = 1 - sum_t g(H_t) / (N sqrt(C))``, so minimising the
+  sum of ``g`` over the children maximises iHD. The reference U is uniform, not the parent's
+  class distribution as in the paper: with the parent's prior each class's term is weighted
+  by the square root of its share, so a rare class hardly counts; with U every class counts
+  alike (the point of a skew-insensitive criterion), and ``g`` depends on the histogram
+  alone, so it decomposes over children exactly and LSearch's moves use it as they use
+  entropy (``docs/criteria.md``).
+
+``dgmml`` is not a histogram objective: it proposes each node's split from the response
+moments (``_dgmml``), and everything that compares histograms then uses entropy.
 
 ``phi`` of integer counts is read from a table built once per fit (it falls back to
 computing for counts beyond the table), which makes the terms both cheap and exactly
@@ -22,7 +34,9 @@ from numpy.typing import ArrayLike
 
 ENTROPY = 0
 GINI = 1
-CRITERIA = {"entropy": ENTROPY, "gini": GINI}
+HELLINGER = 2
+#: Histogram objectives by name; ``dgmml`` proposes splits and scores them with entropy.
+CRITERIA = {"entropy": ENTROPY, "gini": GINI, "hellinger": HELLINGER, "dgmml": ENTROPY}
 
 _TABLE_LIMIT = 1 << 22
 
@@ -31,6 +45,8 @@ _TABLE_LIMIT = 1 << 22
 def _phi_direct(h, criterion):
     if criterion == GINI:
         return float(h) * float(h)
+    if criterion == HELLINGER:
+        return math.sqrt(float(max(h, 0)))
     if h <= 0:
         return 0.0
     return float(h) * math.log2(float(h))
@@ -60,6 +76,8 @@ def g_of(n, s, table, criterion):
         return 0.0
     if criterion == GINI:
         return float(n) - s / float(n)
+    if criterion == HELLINGER:
+        return math.sqrt(float(n)) * s
     return phi(n, table, criterion) - s
 
 
@@ -84,7 +102,7 @@ def node_costs(hists, table, criterion):
 
 
 def criterion_code(name: str) -> int:
-    """Integer code of a criterion name ('entropy' or 'gini')."""
+    """Integer code of the histogram objective of a criterion name (see :data:`CRITERIA`)."""
     try:
         return CRITERIA[name]
     except KeyError:
@@ -97,7 +115,8 @@ def make_phi_table(max_count: int, criterion: int) -> np.ndarray:
 
 
 def impurity(hist: ArrayLike, criterion: str = "entropy") -> float:
-    """Impurity of one class histogram: entropy in bits, or Gini.
+    """Impurity of one class histogram: entropy in bits, Gini, or for Hellinger
+    ``sum_c sqrt(h_c / n)`` (1 when pure, sqrt(C) when uniform; see the module notes).
 
     >>> impurity([5, 5], "gini")
     0.5

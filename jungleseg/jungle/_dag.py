@@ -4,7 +4,9 @@ Nodes of level d are ``level_start[d]:level_start[d + 1]``. A split node sends a
 sample whose feature response is below ``threshold`` to ``left`` and the others to
 ``right``; both are indices of nodes in the next level. A leaf stores
 ``left == right == -1 - leaf`` where ``leaf`` indexes ``leaf_value`` (a normalised
-class distribution).
+class distribution). ``spread`` (optional: models written before it have none) is the
+standard deviation of each split node's training responses, the scale of its soft-routing
+temperature (0 at leaves, and where all responses were equal: such nodes route hard).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ class DAG:
     left: np.ndarray
     right: np.ndarray
     leaf_value: np.ndarray
+    spread: np.ndarray | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -55,10 +58,14 @@ class DAG:
 
     @property
     def nbytes(self) -> int:
-        return int(sum(getattr(self, name).nbytes for name in _DTYPES))
+        return int(sum(a.nbytes for a in self.arrays().values()))
 
     def arrays(self) -> dict:
-        return {name: getattr(self, name) for name in _DTYPES}
+        """The arrays by name (``spread`` only when the DAG has it)."""
+        out = {name: getattr(self, name) for name in _DTYPES}
+        if self.spread is not None:
+            out["spread"] = self.spread
+        return out
 
     def validate(self, n_classes: int, n_params: int, kinds: Sequence[int] | None = None
                  ) -> None:
@@ -119,6 +126,12 @@ class DAG:
             raise ModelError("feature parameters must be finite")
         if kinds is not None and not np.all(np.isin(self.feature_kind[split], kinds)):
             raise ModelError("unknown feature kind in a split node")
+        if self.spread is not None:
+            if (not isinstance(self.spread, np.ndarray) or self.spread.dtype != np.float32
+                    or self.spread.shape != (n,)):
+                raise ModelError(f"spread must be a float32 array of shape ({n},)")
+            if not np.all(np.isfinite(self.spread)) or np.any(self.spread < 0):
+                raise ModelError("spread must be finite and non-negative")
         reached = np.zeros(n, bool)
         reached[0] = True
         reached[self.left[split]] = True

@@ -13,7 +13,7 @@ entry sits in one node; the kernels here
 
 The tree baselines (``growth``, see ``_baselines``) change step 3 only: fixed-width trees
 split a chosen part of each level, priority-scheduled trees keep their open leaves, at
-any depth, in one queue (:func:`_grow_priority`). A priority tree is still stored level by
+any depth, in one queue (:func:`._priority.grow_priority`). A priority tree is still stored level by
 level: a node's level is its depth, and its children are one level deeper whenever it is
 split, so the DAG format needs no other node kind.
 
@@ -36,10 +36,11 @@ from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features import FeatureFamily, Samples
 from ..features._kernels import at_sample, draw_candidates, response_at
-from ._baselines import PriorityQueue, level_capacity, top_per_dag
+from ._baselines import level_capacity, top_per_dag
 from ._criterion import make_phi_table, node_costs
-from ._assembly import assemble, depth_levels, level_record
+from ._assembly import assemble, level_record
 from ._dag import DAG
+from ._dgmml import dgmml_splits
 from ._entries import Entries
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
@@ -70,6 +71,7 @@ class GrowParams:
     cluster_moves: bool = True  # ClusterSearch: exact single moves after Lloyd
     growth: str = "jungle"  # or a tree baseline of _baselines.GROWTHS
     max_nodes: int | None = None  # priority growth: nodes per tree at most
+    dgmml: bool = False  # each node's split proposed by dGMML (``_dgmml``), not searched
     seed: int = 0
 
 
@@ -184,10 +186,12 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
     if it did not split) to its left or right child (global ids); other entries retire
     (-1). Entries are visited in entry order, image by image; where an entry goes depends
-    on its own response only."""
+    on its own response only. Also returns each routed entry's response (NaN for others),
+    from which :func:`node_spread` measures each split node's spread."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
+    response = np.full(n, np.nan, np.float32)
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
@@ -203,7 +207,32 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
                 v = response_at(kind[i], params, i, pixels, integral, integral_offset,
                                 at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
                 new_node[e] = left[i] if v < threshold[i] else right[i]
-    return new_node
+                response[e] = v
+    return new_node, response
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def node_spread(order, start, nodes, response, entry_weight):
+    """Weighted standard deviation of the training responses of each of ``nodes`` (global
+    ids into ``start``), summed in entry order: the scale of soft routing's temperature."""
+    out = np.zeros(nodes.shape[0], np.float32)
+    for q in prange(nodes.shape[0]):
+        i = nodes[q]
+        w = 0.0
+        total = 0.0
+        for a in range(start[i], start[i + 1]):
+            e = order[a]
+            w += entry_weight[e]
+            total += entry_weight[e] * float(response[e])
+        if w <= 0:
+            continue
+        mean = total / w
+        square = 0.0
+        for a in range(start[i], start[i + 1]):
+            e = order[a]
+            square += entry_weight[e] * (float(response[e]) - mean) ** 2
+        out[q] = np.float32(np.sqrt(square / w))
+    return out
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
@@ -241,7 +270,9 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
                          tuple(bool(m) for m in merge))
     stats = GrowStats()
     if p.growth == "priority":
-        levels = _grow_priority(training, stats, progress)
+        from ._priority import grow_priority  # it builds on this module's steps
+
+        levels = grow_priority(training, stats, progress)
     else:
         levels = _grow_levels(training, stats, progress)
     dags, stats.nodes = assemble(levels, entries.n_dags, family.n_params, p.n_classes)
@@ -258,6 +289,9 @@ def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth:
     with threads(workers_for(nodes.size * p.n_candidates * 64)):
         kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, streams, positions, depth,
                                                p.n_candidates, tr.n_params)
+    if p.dgmml:
+        return _proposed_splits(tr, stats, nodes, dags, order, start, P, keep_table, kinds,
+                                cand_params, n_drawn)
     thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
         nodes, order, start, tr.entries.sample, tr.entries.weight, samples.image, samples.row,
         samples.col, samples.label, tr.store, tr.unclamped, kinds, cand_params, n_drawn,
@@ -274,6 +308,27 @@ def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth:
     return splits if ok.all() else splits.subset(ok)
 
 
+def _proposed_splits(tr: _Training, stats: GrowStats, nodes, dags, order, start, P,
+                     keep_table: bool, kinds, cand_params, n_drawn) -> _Splits:
+    """:func:`_best_splits` with dGMML's proposals: each node keeps one candidate and one
+    threshold, and its table (kept for LSearch) holds that split's left histogram."""
+    p, s = tr.params, tr.samples
+    with threads(workers_for(int((start[nodes + 1] - start[nodes]).sum()) * p.n_candidates)):
+        k, tau, left, wl, cost = dgmml_splits(
+            nodes, order, start, tr.entries.sample, tr.entries.weight, s.image, s.row, s.col,
+            s.label, tr.store, tr.unclamped, kinds,
+            np.ascontiguousarray(cand_params).reshape(nodes.size * p.n_candidates, -1),
+            n_drawn, P, p.min_samples_leaf, tr.phi_table, p.criterion)
+    sizes = start[nodes + 1] - start[nodes]
+    stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
+    rows, kk, kept = np.arange(nodes.size), np.maximum(k, 0), int(keep_table) * nodes.size
+    splits = _Splits(nodes, dags, kinds[rows, kk][:, None], cand_params[rows, kk][:, None],
+                     tau.reshape(-1, 1, 1), 0 * rows, 0 * rows, cost,
+                     left.astype(np.int32).reshape(-1, 1, 1, P.shape[1])[:kept],
+                     wl.reshape(-1, 1, 1)[:kept], cost.reshape(-1, 1, 1)[:kept])
+    return splits.subset(np.isfinite(cost))
+
+
 def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """``array[keep]`` for a boolean ``keep``, moved to the front of ``array`` in place."""
     for j, i in enumerate(np.flatnonzero(keep)):
@@ -283,16 +338,18 @@ def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
 
 
 def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, threshold, left,
-           right):
-    """New node of every entry of ``nodes`` (global ids below ``n_nodes``); -1 for all
-    other entries."""
+           right, order, start):
+    """New node of every entry of ``nodes`` (global ids below ``n_nodes``; ``order`` and
+    ``start`` group the entries by node); -1 for all other entries. And the spread of each
+    node's training responses (:func:`node_spread`)."""
     node_row = np.full(n_nodes, -1, np.int64)
     node_row[nodes] = np.arange(nodes.size)
     s = tr.samples
     with threads(workers_for(entry_node.shape[0])):
-        return route(entry_node, node_row, tr.entries.sample, s.image, s.row, s.col, tr.store,
-                     tr.unclamped, kind, params, threshold, left, right,
-                     numba.get_num_threads())
+        moved, response = route(entry_node, node_row, tr.entries.sample, s.image, s.row,
+                                s.col, tr.store, tr.unclamped, kind, params, threshold, left,
+                                right, numba.get_num_threads())
+        return moved, node_spread(order, start, nodes, response, tr.entries.weight)
 
 
 def _search_level(tr: _Training, sp: _Splits, P, dag_start, n_children: int, depth: int):
@@ -374,112 +431,16 @@ def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         left_id = np.searchsorted(used, sp.dags * n_children + left)
         right_id = np.searchsorted(used, sp.dags * n_children + right)
         kind_chosen, params_chosen, thr_chosen = sp.chosen(k, t)
-        entry_node = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen, params_chosen,
-                            thr_chosen, left_id, right_id)
+        entry_node, spread = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen,
+                                    params_chosen, thr_chosen, left_id, right_id, order, start)
         level["split"][sp.nodes] = True
         level["round"][sp.nodes] = depth
         level["rank"][sp.nodes] = n_split[sp.dags] + local
         n_split += np.diff(dag_start)
         level.update(nodes=sp.nodes, kind=kind_chosen, params=params_chosen,
-                     threshold=thr_chosen, left=left_id, right=right_id)
+                     threshold=thr_chosen, left=left_id, right=right_id, spread=spread)
         node_dag = used // n_children
         stats.seconds["route"] += time.perf_counter() - t2
         if progress is not None:
             progress(depth, int(used.size))
     return levels
-
-
-def _grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
-    """Priority-scheduled trees: each iteration splits the queued leaves of largest
-    reduction, at most M per tree (``_baselines``); returns per-depth level records.
-
-    Nodes get global ids in creation order; each also has a depth and a position (its
-    index among the nodes of its tree and depth, in creation order), which key its random
-    draws as in level-wise growth. Children are created in (tree, depth, position) order
-    of their parents, so with M unlimited this grows the standard tree.
-    """
-    p = tr.params
-    entry_sample, entry_weight = tr.entries.sample, tr.entries.weight
-    n_dags = tr.entries.n_dags
-    entry_node = tr.entries.dag.astype(np.int64)
-    new = {"dag": np.arange(n_dags, dtype=np.int64), "depth": np.zeros(n_dags, np.int64),
-           "position": np.zeros(n_dags, np.int64)}  # the nodes created last iteration
-    created = {}  # (dag, depth) -> nodes created so far
-    record = {name: [] for name in ("dag", "depth", "position", "hist", "gain")}
-    splits = {name: [] for name in ("node", "kind", "params", "threshold", "left", "right",
-                                    "round", "rank")}
-    queue = PriorityQueue()
-    n_nodes = np.ones(n_dags, np.int64)
-    n_split = np.zeros(n_dags, np.int64)
-    first, n_total = 0, n_dags
-    for iteration in range(1 << 30):
-        t0 = time.perf_counter()
-        order, start = group_by_node(entry_node, n_total)
-        hist = node_histograms(order, start[first:], entry_sample, entry_weight,
-                               tr.samples.label, p.n_classes)
-        energy = node_costs(hist, tr.phi_table, p.criterion)
-        if iteration == 0:
-            objective = float(energy.sum())  # later: lowered by each split's reduction
-        gain = np.full(hist.shape[0], np.nan)
-        splittable = _splittable(p, hist, new["depth"])
-        for depth in np.unique(new["depth"][splittable]):
-            rows = np.flatnonzero(splittable & (new["depth"] == depth))
-            sp = _best_splits(tr, stats, first + rows, new["dag"][rows],
-                              new["position"][rows], int(depth), order, start, hist[rows], False)
-            rows = sp.nodes - first
-            gain[rows] = energy[rows] - sp.best_cost
-            kind, params, threshold = sp.chosen(sp.best_k, sp.best_t)
-            queue.push(node=sp.nodes, dag=sp.dags, depth=new["depth"][rows],
-                       position=new["position"][rows], reduction=gain[rows], kind=kind,
-                       params=params, threshold=threshold)
-        for name in ("dag", "depth", "position"):
-            record[name].append(new[name])
-        record["hist"].append(hist)
-        record["gain"].append(gain)
-        retired = np.zeros(n_total + 1, bool)  # the new leaves (index -1: already retired)
-        retired[first:n_total] = np.isnan(gain)
-        entry_node[retired[entry_node]] = -1
-        t1 = time.perf_counter()
-        stats.seconds["features"] += t1 - t0
-        room = None if p.max_nodes is None else np.maximum(p.max_nodes - n_nodes, 0) // 2
-        capacity = room if p.max_width is None else (
-            p.max_width if room is None else np.minimum(room, p.max_width))
-        batch = queue.pop(capacity)
-        if not batch or batch["node"].size == 0:
-            break
-        b = batch["node"].size
-        dag_start = np.searchsorted(batch["dag"], np.arange(n_dags + 1))
-        splits["rank"].append(n_split[batch["dag"]] + np.arange(b) - dag_start[batch["dag"]])
-        splits["round"].append(np.full(b, iteration, np.int64))
-        n_split += np.diff(dag_start)
-        n_nodes += 2 * np.diff(dag_start)
-        objective -= batch["reduction"].sum()
-        stats.objective.append(float(objective))
-        # children in (tree, depth, position) order of their parents
-        by_place = np.lexsort((batch["position"], batch["depth"], batch["dag"]))
-        child_dag = np.repeat(batch["dag"][by_place], 2)
-        child_depth = np.repeat(batch["depth"][by_place] + 1, 2)
-        child_position = np.empty(2 * b, np.int64)
-        for q in range(2 * b):
-            key = (int(child_dag[q]), int(child_depth[q]))
-            child_position[q] = created.get(key, 0)
-            created[key] = child_position[q] + 1
-        left = np.empty(b, np.int64)
-        right = np.empty(b, np.int64)
-        left[by_place] = n_total + 2 * np.arange(b)
-        right[by_place] = n_total + 2 * np.arange(b) + 1
-        moved = _route(tr, entry_node, n_total, batch["node"], batch["kind"], batch["params"],
-                       batch["threshold"], left, right)
-        entry_node = np.where(moved >= 0, moved, entry_node)
-        for name in ("node", "kind", "params", "threshold"):
-            splits[name].append(batch[name])
-        splits["left"].append(left)
-        splits["right"].append(right)
-        new = {"dag": child_dag, "depth": child_depth, "position": child_position}
-        first, n_total = n_total, n_total + 2 * b
-        stats.seconds["route"] += time.perf_counter() - t1
-        if progress is not None:
-            progress(iteration, int(n_nodes.sum()))
-    return depth_levels({k: np.concatenate(v) for k, v in record.items()},
-                         {k: np.concatenate(v) for k, v in splits.items()} if splits["node"]
-                         else None)

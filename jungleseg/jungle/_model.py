@@ -24,6 +24,9 @@ class Jungle:
     family: FeatureFamily
     params: dict = field(default_factory=dict)
     metadata: dict = field(default_factory=dict)  # class names, colours, data fingerprint...
+    #: Auto-context: the earlier stages, in order (stage 1 reads the images; each later
+    #: stage, this one last, reads stage 1's channels and the previous stage's maps).
+    context: tuple = ()
 
     @property
     def n_classes(self) -> int:
@@ -31,13 +34,13 @@ class Jungle:
 
     @property
     def node_count(self) -> int:
-        """Split and leaf nodes of all DAGs together."""
-        return sum(d.n_nodes for d in self.dags)
+        """Split and leaf nodes of all DAGs together (of every auto-context stage)."""
+        return sum(d.n_nodes for d in self.dags) + sum(s.node_count for s in self.context)
 
     @property
     def nbytes(self) -> int:
-        """Byte size of the DAGs' arrays."""
-        return sum(d.nbytes for d in self.dags)
+        """Byte size of the DAGs' arrays (of every auto-context stage)."""
+        return sum(d.nbytes for d in self.dags) + sum(s.nbytes for s in self.context)
 
     @property
     def max_depth(self) -> int:
@@ -60,6 +63,7 @@ class Jungle:
         return {
             "classes": {str(c): name for c, name in zip(self.classes, self.class_names)},
             "dags": len(self.dags),
+            "stages": 1 + len(self.context),
             "depth": self.max_depth,
             "nodes": self.node_count,
             "bytes": self.nbytes,
@@ -72,6 +76,19 @@ class Jungle:
         """Raise :class:`ModelError` unless every DAG is safe to traverse."""
         if not self.dags:
             raise ModelError("a jungle needs at least one DAG")
+        for s, stage in enumerate(self.context):
+            if stage.context:
+                raise ModelError(f"auto-context stage {s} must not hold stages itself")
+            if not np.array_equal(stage.classes, self.classes):
+                raise ModelError(f"auto-context stage {s} has other classes than the model")
+            stage.validate()
+            if s and stage.family != self.family:
+                raise ModelError(f"auto-context stage {s} reads other channels than the last")
+        if self.context:
+            wanted = self.context[0].family.n_store_channels + self.n_classes
+            if getattr(self.family, "n_channels", None) != wanted:
+                raise ModelError(f"the last auto-context stage must read {wanted} channels "
+                                 "(stage 1's and the class maps)")
         for g, dag in enumerate(self.dags):
             try:
                 dag.validate(self.n_classes, self.family.n_params, self.family.kind_codes)
@@ -91,6 +108,35 @@ class Jungle:
         return (node_start, leaf_start, cat("feature_kind"), cat("feature_params"),
                 cat("threshold"), cat("left"), cat("right"), cat("leaf_value"))
 
+    @property
+    def can_route_softly(self) -> bool:
+        """Whether every DAG records its nodes' response spread (models trained before
+        soft routing existed do not, and route hard only)."""
+        return all(d.spread is not None for d in self.dags)
+
+    @cached_property
+    def _spread(self) -> np.ndarray:
+        if not self.can_route_softly:
+            return np.zeros(0, np.float32)
+        return np.ascontiguousarray(np.concatenate([d.spread for d in self.dags]))
+
+    def soft_routing(self, soft: float | None = None, epsilon: float | None = None
+                     ) -> tuple[float, float]:
+        """The soft-routing factor and pruning epsilon to use: the given values, else the
+        model's own (training parameters ``soft`` and ``soft_epsilon``, default 0 = hard
+        routing and 0 = no pruning). ValueError if soft routing is asked of a model
+        without per-node spreads."""
+        soft = float(self.params.get("soft", 0.0) if soft is None else soft)
+        epsilon = float(self.params.get("soft_epsilon", 0.0) if epsilon is None else epsilon)
+        if not (np.isfinite(soft) and soft >= 0):
+            raise ValueError(f"soft must be a finite number >= 0, got {soft!r}")
+        if not 0 <= epsilon < 1:
+            raise ValueError(f"soft_epsilon must lie in [0, 1), got {epsilon!r}")
+        if soft > 0 and not self.can_route_softly:
+            raise ValueError("this model records no per-node response spread (trained before "
+                             "soft routing): retrain it to route softly, or use soft=0")
+        return soft, epsilon
+
     def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
         """Class probabilities (n_samples, n_classes), float32."""
         self.family.check_store(store)
@@ -105,24 +151,32 @@ class Jungle:
         return self.classify_image(store, image, _pixels(mask, h, w))[1].reshape(h, w, -1)
 
     def classify_image(self, store: ImageStore, image: int = 0, index=None,
-                       probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                       probabilities: bool = True, soft: float | None = None,
+                       epsilon: float | None = None, counts: dict | None = None
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """Class indices of the listed pixels of one image (flat ``row * width + col``,
         all pixels by default), and with ``probabilities`` the (H * W, n_classes) float32
         probabilities, zero at pixels not listed; without, no per-class array is made
         (the labels are the same). Probes are read at fixed steps where the store's
-        border allows it (same result, faster)."""
+        border allows it (same result, faster). ``soft`` and ``epsilon``: soft routing
+        (see :meth:`soft_routing`; 0 routes hard). ``counts``, if given, receives
+        ``visits``, the split nodes evaluated, and ``pixels``."""
         self.family.check_store(store)
         if store.ndim == 3:
             raise ValueError("a volume is traversed by predict_volume, not by image")
         h, w = int(store.height[image]), int(store.width[image])
         index = np.arange(h * w, dtype=np.int64) if index is None else np.asarray(index,
                                                                                    np.int64)
+        soft, epsilon = self.soft_routing(soft, epsilon)
         proba = np.zeros((h * w if probabilities else 0, self.n_classes), np.float32)
         labels = np.empty(index.shape[0], np.int32)
+        visits = np.zeros(-(-index.shape[0] // 32), np.int64)
         with threads(workers_for(index.shape[0] * self.max_feature_evaluations)):
-            predict_pixels(*self._packed, store.as_tuple(), image, index,
-                           self._read_mode(store, image, index), proba, labels,
-                           numba.get_num_threads())
+            predict_pixels(*self._packed, self._spread, store.as_tuple(), image, index,
+                           self._read_mode(store, image, index), soft, epsilon, proba, labels,
+                           visits, numba.get_num_threads())
+        if counts is not None:
+            counts.update(visits=int(visits.sum()), pixels=int(index.shape[0]))
         return labels, (proba if probabilities else None)
 
     def _read_mode(self, store: ImageStore, image: int, index: np.ndarray) -> int:
@@ -147,15 +201,17 @@ class Jungle:
                          for d in self.dags))
 
     def predict_volume(self, store: ImageStore, image: int = 0,
-                       slices: ArrayLike | None = None) -> np.ndarray:
+                       slices: ArrayLike | None = None, soft: float | None = None,
+                       epsilon: float | None = None) -> np.ndarray:
         """Class probabilities (d, H, W, n_classes) float32 of slices ``slices`` (default:
         all) of one volume of a store of volumes.
 
         Each slice is traversed as a 2-D image: a view of the store whose images are the
         volume's slices, and the split nodes rewritten as the 2-D point kinds that read the
         same voxels there (:meth:`VolumeFeatures.planar_nodes`), so volumes share the
-        traversal kernel with images.
+        traversal kernel with images. ``soft``, ``epsilon``: as for :meth:`classify_image`.
         """
+        soft, epsilon = self.soft_routing(soft, epsilon)
         self.family.check_store(store)
         pixels, origin, height, width, stride, plane, integral, integral_offset = \
             store.as_tuple()
@@ -175,11 +231,12 @@ class Jungle:
         out = np.empty((n, h * w, self.n_classes), np.float32)
         every_pixel = np.arange(h * w, dtype=np.int64)
         labels = np.empty(h * w, np.int32)
+        visits = np.zeros(-(-h * w // 32), np.int64)
         with threads(workers_for(h * w * self.max_feature_evaluations)):
             for j in range(n):
                 predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
-                               leaf_value, view, j, every_pixel, POINT_STEPS, out[j], labels,
-                               numba.get_num_threads())
+                               leaf_value, self._spread, view, j, every_pixel, POINT_STEPS,
+                               soft, epsilon, out[j], labels, visits, numba.get_num_threads())
         return out.reshape(n, h, w, self.n_classes)
 
     @cached_property

@@ -4,7 +4,14 @@ whole images, tiles and prepared stores (:mod:`._segment`) with probability smoo
 (:mod:`._smoothing`), and volumes (:mod:`._volume`)."""
 from ._input import UNIT_SCALE, checked_image, training_values
 from ._sampling import STRATEGIES, sample_pixels
-from ._segment import SEGMENTATION_CONSTRAINTS, auto_tile, segment, segment_prepared, segment_to
+from ._segment import (
+    SEGMENTATION_CONSTRAINTS,
+    auto_tile,
+    segment,
+    segment_prepared,
+    segment_to,
+    with_routing,
+)
 from ._segmenter import JungleSegmenter
 from ._smoothing import guided_smoothing, smooth_probabilities, smoothing_reach
 from ._volume import segment_volume
@@ -12,4 +19,4 @@ from ._volume import segment_volume
 __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "UNIT_SCALE",
            "auto_tile", "checked_image", "guided_smoothing", "sample_pixels", "segment",
            "segment_prepared", "segment_to", "segment_volume", "smooth_probabilities",
-           "smoothing_reach", "training_values"]
+           "smoothing_reach", "training_values", "with_routing"]

@@ -2,12 +2,15 @@
 trained (or loaded) jungle."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import Integral, Interval, check_params
+from .._validation import Integral, Interval, Real, check_params
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
+from ._context import chain_input, chain_margin, input_stage
 from ._input import checked_image
 from ._smoothing import (
     SMOOTHING_CONSTRAINTS,
@@ -21,12 +24,42 @@ from ._volume import labelled_volume, segment_volume
 SEGMENTATION_CONSTRAINTS = {
     **SMOOTHING_CONSTRAINTS,
     "background": [Interval(Integral, 0, 65535, closed="both")],
+    "soft": [Interval(Real, 0, 1e6, closed="both")],
+    "soft_epsilon": [Interval(Real, 0, 1, closed="left")],
 }
+
+
+def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float | None = None
+                 ) -> Jungle:
+    """``jungle`` itself, or, where ``soft`` or ``soft_epsilon`` is given, a copy routing
+    with them (the same DAGs); ValueError for bad values or soft routing of a model that
+    records no node spreads.
+
+    Parameters
+    ----------
+    jungle : Jungle
+        A trained or loaded model.
+    soft, soft_epsilon : float, optional
+        Soft-routing factor (0: hard routing) and pruning threshold on path weights.
+
+    Returns
+    -------
+    Jungle
+    """
+    if soft is None and soft_epsilon is None:
+        return jungle
+    given = {k: v for k, v in (("soft", soft), ("soft_epsilon", soft_epsilon)) if v is not None}
+    check_params(SEGMENTATION_CONSTRAINTS, given, "segment")
+    for stage in (*jungle.context, jungle):
+        stage.soft_routing(soft, soft_epsilon)
+    return dataclasses.replace(jungle, params={**jungle.params, **given}, context=tuple(
+        dataclasses.replace(s, params={**s.params, **given}) for s in jungle.context))
 
 
 def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
             smoothing: int | None = None, probabilities: bool = True,
-            max_memory: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+            max_memory: int | None = None, soft: float | None = None,
+            soft_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image; with
     ``probabilities=False`` the labels and None, faster: without smoothing no per-class
     array is made at all.
@@ -39,6 +72,8 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     ``smoothing`` (default: the model's own, see :class:`~jungleseg.JungleSegmenter`) is
     the half-size of the box over which probabilities are averaged before labelling; a
     model trained with ``guided_eps`` averages them edge-aware (:func:`guided_smoothing`).
+    ``soft`` and ``soft_epsilon`` (default: the model's own, see
+    :class:`~jungleseg.JungleSegmenter`) route pixels softly through the DAGs (0: hard).
 
     A volume model (:class:`~jungleseg.VolumeFeatures`) segments (D, H, W[, C]) volumes:
     labels (D, H, W), probabilities (D, H, W, n_classes), ``tile`` in voxels (one size or
@@ -51,6 +86,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     size without holding them, see :func:`segment_to`.
     """
     smoothing = _checked_smoothing(jungle, smoothing)
+    jungle = with_routing(jungle, soft, soft_epsilon)
     if tile == "auto":
         tile = auto_tile(jungle, image, smoothing, max_memory)
     if jungle.family.spatial_ndim == 3:
@@ -84,13 +120,13 @@ def auto_tile(jungle: Jungle, image, smoothing: int | None = None,
 def tile_margin(jungle: Jungle, image, smoothing: int) -> int:
     """The largest margin a 2-D tile of ``image`` needs (:func:`tile_window`): the
     features' margin over the whole image plus the smoothing's reach."""
-    return (jungle.family.margin(image)
+    return (chain_margin(jungle, image)
             + smoothing_reach(smoothing, jungle.params.get("guided_eps")))
 
 
 def _check_planar(jungle: Jungle, shape: tuple) -> None:
     """Raise ValueError if a 2-D model is given more axes than its images have."""
-    family = jungle.family
+    family = input_stage(jungle).family
     axes = 3 if isinstance(family, ColourFeatures) and family.input != "grey" else 2
     grey_channel = axes == 2 and len(shape) == 3 and shape[2] == 1
     if len(shape) > axes and not grey_channel:
@@ -108,17 +144,23 @@ def _checked_smoothing(jungle: Jungle, smoothing) -> int:
 
 
 def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
-                     smoothing: int | None = None, probabilities: bool = True
+                     smoothing: int | None = None, probabilities: bool = True,
+                     soft: float | None = None, soft_epsilon: float | None = None
                      ) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
-    ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster)."""
-    jungle.family.check_store(store)
-    if store.n_channels != jungle.family.n_store_channels:
+    ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster).
+    An auto-context model takes a store prepared by its first stage's features."""
+    jungle = with_routing(jungle, soft, soft_epsilon)
+    family = input_stage(jungle).family
+    family.check_store(store)
+    if store.n_channels != family.n_store_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
-                         f"{jungle.family.n_store_channels}")
+                         f"{family.n_store_channels}")
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
+    if jungle.context:
+        store, image = _last_stage_store(jungle, store, image, None), 0
     if store.ndim == 3:
         labels, proba = labelled_volume(jungle, store, image,
                                         _checked_smoothing(jungle, smoothing))
@@ -128,13 +170,22 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
                     probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    family = jungle.family
-    image = checked_image(image, family, jungle.metadata.get("input_values"))
+    first = input_stage(jungle)
+    family = first.family
+    image = checked_image(image, family, first.metadata.get("input_values"))
     # padded so that probes are read at fixed steps: as far as points reach, or as far as
     # depth probes reach from the nearest foreground pixel (a border of background)
-    pad = family.margin(image) if isinstance(family, DepthFeatures) else jungle.point_reach or 0
+    pad = family.margin(image) if isinstance(family, DepthFeatures) else first.point_reach or 0
     store = family.prepare([image], pad=pad, window=window)
+    if jungle.context:
+        store = _last_stage_store(jungle, store, 0, window)
     return _labelled(jungle, store, 0, smoothing, probabilities)
+
+
+def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
+    """The last auto-context stage's store of one image, from stage 1's."""
+    return jungle.family.prepare([chain_input(jungle, base, image, window)],
+                                 pad=jungle.point_reach or 0, window=window)
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
@@ -216,7 +267,7 @@ def tile_window(jungle: Jungle, image, inner: tuple, smoothing: int) -> tuple:
     h, w = image.shape[:2]
     reach = smoothing_reach(smoothing, jungle.params.get("guided_eps"))  # averaged into a tile
     ring = (slice(max(r0 - reach, 0), r1 + reach), slice(max(c0 - reach, 0), c1 + reach))
-    margin = jungle.family.margin(image[ring]) + reach
+    margin = chain_margin(jungle, image[ring]) + reach
     return ((max(r0 - margin, 0), min(r1 + margin, h)), (max(c0 - margin, 0), min(c1 + margin, w)))
 
 

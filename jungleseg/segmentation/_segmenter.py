@@ -15,6 +15,7 @@ from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore,
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
+from ._context import cheap_pad, fit_chain
 from ._input import training_values
 from ._sampling import STRATEGIES, label_values, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
@@ -62,6 +63,21 @@ class JungleSegmenter(JungleBase):
         pixels (stored with the model), so ``guided_eps`` does not depend on the image's
         value range. Boundaries then follow image edges (see
         :func:`jungleseg.guided_smoothing`); smaller values follow weaker edges.
+    soft : float
+        Soft-routing factor stored with the model (segmentation may override it); 0 routes
+        hard. Above 0, split node i sends the share ``sigmoid((v - threshold) / T_i)`` of
+        the path weight reaching it right and the rest left, with ``T_i = soft x`` the
+        standard deviation of the node's training responses; weights add where paths meet
+        and each DAG's vote is its leaves' distributions mixed by weight.
+    soft_epsilon : float
+        Soft routing follows only branches whose path weight exceeds this (0: all), and
+        renormalises over the leaves reached.
+    auto_context : int
+        Stages of auto-context (1: none). Stage s + 1 also probes stage s's class
+        probability maps as channels, at offsets like any channel; its training maps
+        come from stages fitted on the other half of the images (out of fold), so it does
+        not learn to trust stage s's optimism on its own training pixels. Colour features
+        only; the model file holds every stage (``jungle_.context``).
 
     Attributes
     ----------
@@ -97,6 +113,7 @@ class JungleSegmenter(JungleBase):
         "correct_prior": ["boolean"],
         "images_per_dag": [Interval(Integral, 1, None, closed="left"), None],
         "ignore": [ListOf(Interval(Integral, 0, 65535, closed="both"))],
+        "auto_context": [Interval(Integral, 1, 8, closed="both")],
     }
 
     def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
@@ -105,7 +122,7 @@ class JungleSegmenter(JungleBase):
                  lsearch_steps=250, search="lsearch", growth="jungle", max_nodes=None,
                  sampling="random", samples_per_image=1000, correct_prior=False,
                  images_per_dag=None, ignore=(255,), background=0, smoothing=0, guided_eps=None,
-                 random_state=None):
+                 soft=0.0, soft_epsilon=0.0, auto_context=1, random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -128,6 +145,9 @@ class JungleSegmenter(JungleBase):
         self.background = background
         self.smoothing = smoothing
         self.guided_eps = guided_eps
+        self.soft = soft
+        self.soft_epsilon = soft_epsilon
+        self.auto_context = auto_context
         self.random_state = random_state
 
     def _family(self) -> FeatureFamily:
@@ -187,6 +207,8 @@ class JungleSegmenter(JungleBase):
                 raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
                                  f"{np.shape(lab)}")
         labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
+        if self.auto_context > 1:
+            return self._fit_stages(images, labels, progress, store)
         images, input_values = training_values(images, family)
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
@@ -201,7 +223,7 @@ class JungleSegmenter(JungleBase):
         params = self._grow_params(len(classes), int(self.n_candidate_features), seed)
         start = time.perf_counter()
         if store is None:
-            store = family.prepare(images, pad=_cheap_pad(family.point_reach, images))
+            store = family.prepare(images, pad=cheap_pad(family.point_reach, images))
         elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
               or store.ndim != ndim
               or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
@@ -248,6 +270,23 @@ class JungleSegmenter(JungleBase):
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = summary["n_samples"]
+        return self
+
+    def _fit_stages(self, images, labels, progress, store) -> JungleSegmenter:
+        """Auto-context: every stage (see ``_context``); the model is the last stage,
+        holding the earlier ones as its context."""
+        earlier, last = fit_chain(self, images, labels, progress, store)
+        metadata = {**last.jungle_.metadata,
+                    "input_values": earlier[0].metadata.get("input_values")}
+        self.classes_ = last.classes_
+        self.jungle_ = Jungle(last.jungle_.dags, last.classes_, last.jungle_.family,
+                              self.get_params(deep=False),
+                              {k: v for k, v in metadata.items() if v is not None},
+                              tuple(earlier))
+        self.grow_stats_ = last.grow_stats_
+        self.node_count_ = self.jungle_.node_count
+        self.model_bytes_ = self.jungle_.nbytes
+        self.n_samples_ = last.n_samples_
         return self
 
     def _check_memory(self, images) -> None:
@@ -339,17 +378,6 @@ def _checked_labels(labels, i: int) -> np.ndarray:
         else [labels.dtype.name]
     raise ValueError(f"label image {i} holds {', '.join(kinds)} values: labels must be integer "
                      "class values (one integer array per image)")
-
-
-def _cheap_pad(reach: int | None, images) -> int:
-    """``reach`` if padding every image by it adds at most a quarter to the pixels (so
-    training reads probes unclamped), else 0."""
-    if not reach:
-        return 0
-    shapes = [np.shape(im)[:2] for im in images]
-    plain = sum(h * w for h, w in shapes)
-    padded = sum((h + 2 * reach) * (w + 2 * reach) for h, w in shapes)
-    return reach if padded <= 1.25 * plain else 0
 
 
 def _guide_statistics(store, samples) -> list[float]:

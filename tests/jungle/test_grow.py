@@ -6,7 +6,7 @@ from jungleseg.features import ColourFeatures, Samples, TabularFeatures
 from jungleseg.features import _kernels as K
 from jungleseg.jungle import GrowParams, grow
 from jungleseg.jungle._entries import bootstrap, every_sample
-from jungleseg.jungle._grow import group_by_node, node_histograms, route
+from jungleseg.jungle._grow import group_by_node, node_histograms, node_spread, route
 
 
 def test_grouping_is_a_stable_counting_sort_without_retired_entries():
@@ -41,13 +41,24 @@ def test_route_sends_an_entry_left_exactly_when_its_response_is_below_the_thresh
     params = np.float32([[1, -1, 0, 2, 0, 1, 0, 0], [-2, 0, 1, 1, 1, 1, 0, 0]])
     kind = np.array([K.KIND_DIFF, K.KIND_DIFF], np.uint8)
     threshold = np.float32([0.1, -0.3])
-    new = route(entry_node, np.arange(2), np.arange(120), samples.image, samples.row,
-                samples.col, store, False, kind, params, threshold, np.array([10, 30]),
-                np.array([20, 40]), 1)
+    new, response = route(entry_node, np.arange(2), np.arange(120), samples.image,
+                          samples.row, samples.col, store, False, kind, params, threshold,
+                          np.array([10, 30]), np.array([20, 40]), 1)
     for e in range(120):
         node = entry_node[e]
         v = K.response(K.KIND_DIFF, params[node], store, 0, rows[e], cols[e])
+        assert response[e] == np.float32(v)
         assert new[e] == ((10, 30)[node] if v < threshold[node] else (20, 40)[node])
+    # the spread of each node's responses: a weighted standard deviation, weights 1..120
+    order, start = group_by_node(entry_node, 2)
+    weight = np.arange(1, 121)
+    spread = node_spread(order, start, np.array([1, 0]), response, weight)
+    for q, node in enumerate((1, 0)):
+        mine = entry_node == node
+        r = response[mine].astype(np.float64)
+        mean = np.average(r, weights=weight[mine])
+        want = np.sqrt(np.average((r - mean) ** 2, weights=weight[mine]))
+        np.testing.assert_allclose(spread[q], want, rtol=1e-5)
 
 
 def tabular_problem(n=300, seed=0):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from jungleseg.jungle import _lsearch
-from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
+from jungleseg.jungle._criterion import ENTROPY, GINI, HELLINGER, hist_cost, make_phi_table
 from jungleseg.jungle._tables import best_threshold
 
 
@@ -71,7 +71,7 @@ def call_branch(i, side, s, phi, criterion):
                                 phi, criterion)
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 @pytest.mark.parametrize("seed", range(5))
 def test_objective_never_rises_and_matches_recomputation(criterion, seed):
     rng = np.random.default_rng(seed)
@@ -92,7 +92,7 @@ def test_objective_never_rises_and_matches_recomputation(criterion, seed):
                               rel=1e-12, abs=1e-9)
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 def test_sweeps_improve_on_greedy_start_of_a_crowded_level(criterion):
     rng = np.random.default_rng(11)
     table, wl, P = make_level(rng, n_parents=30, n_cand=4, n_thr=6, n_classes=6)
@@ -112,7 +112,7 @@ def _greedy_edges(table, wl, P, n_children, phi, criterion):
     return s["l"], s["r"]
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 @pytest.mark.parametrize("seed", range(6))
 def test_branch_step_picks_best_child_by_brute_force(criterion, seed):
     rng = np.random.default_rng(100 + seed)
@@ -146,7 +146,7 @@ def test_branch_step_picks_best_child_by_brute_force(criterion, seed):
             assert s["f"].sum() == pytest.approx(ref, abs=1e-9)
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 @pytest.mark.parametrize("seed", range(6))
 def test_split_step_picks_best_split_by_brute_force(criterion, seed):
     rng = np.random.default_rng(200 + seed)
@@ -174,7 +174,7 @@ def test_split_step_picks_best_split_by_brute_force(criterion, seed):
             assert chosen == pytest.approx(energies.min(), abs=1e-9)
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 def test_wide_level_equals_tree_level(criterion):
     rng = np.random.default_rng(7)
     table, wl, P = make_level(rng, n_parents=5)
@@ -208,7 +208,7 @@ def test_stochastic_variant_improves_and_is_reproducible():
     assert full[4] <= start
 
 
-@pytest.mark.parametrize("criterion", [ENTROPY, GINI])
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
 def test_equivalent_states_do_not_make_a_move_cycle(criterion):
     # every histogram proportional to (1, 2): every state has the same objective, so no
     # move gains anything, and rounding must not make one look like a gain

@@ -106,3 +106,108 @@ def test_labels_alone_equal_the_labels_of_the_probabilities():
             alone, _ = seg.jungle_.classify_image(store, probabilities=False)
             np.testing.assert_array_equal(alone, chosen)
             np.testing.assert_array_equal(chosen, np.argmax(proba, axis=1))
+
+
+def _worked_example(spread=1.0):
+    """The lecture's worked example as a hand-built DAG: every split reads the pixel's own
+    grey value v. The root (threshold 0.5) sends v to A (0.3) or B (0.7); A's right child
+    and B's left child are the same node D, so D collects two paths. Leaves C, D, E hold
+    classes 0, 1, 2, so a pixel's probabilities are its three leaf weights."""
+    from jungleseg.jungle import DAG
+    family = ColourFeatures(max_offset=1, kinds=("value",), input="grey", smoothing_scales=())
+    params = np.zeros((6, 8), np.float32)
+    dag = DAG(level_start=np.array([0, 1, 3, 6], np.int32),
+              feature_kind=np.array([2, 2, 2, 0, 0, 0], np.uint8), feature_params=params,
+              threshold=np.array([0.5, 0.3, 0.7, 0, 0, 0], np.float32),
+              left=np.array([1, 3, 4, -1, -2, -3], np.int32),
+              right=np.array([2, 4, 5, -1, -2, -3], np.int32),
+              leaf_value=np.eye(3, dtype=np.float32),
+              spread=np.array([spread] * 3 + [0] * 3, np.float32))
+    jungle = Jungle([dag], np.arange(3), family)
+    jungle.validate()
+    return jungle, family
+
+
+def test_soft_routing_matches_the_worked_example_paths_multiply_and_merged_paths_add():
+    jungle, family = _worked_example(spread=2.0)
+    values = np.array([[0.1, 0.45, 0.55, 0.9]], np.float32)
+    store = family.prepare([values])
+    soft = 0.05  # temperature 0.05 x spread 2 = 0.1
+    proba = jungle.classify_image(store, 0, None, True, soft=soft)[1]
+
+    def gate(v, threshold):
+        return 1.0 / (1.0 + np.exp(-(v - threshold) / (soft * 2.0)))
+
+    v = values[0].astype(np.float64)
+    g0, ga, gb = gate(v, 0.5), gate(v, 0.3), gate(v, 0.7)
+    expected = np.stack([(1 - g0) * (1 - ga), (1 - g0) * ga + g0 * (1 - gb), g0 * gb], axis=1)
+    np.testing.assert_allclose(proba, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6)
+    counts = {}
+    jungle.classify_image(store, 0, None, False, soft=soft, counts=counts)
+    assert counts == {"visits": 3 * 4, "pixels": 4}  # every split is reached softly
+    hard = jungle.classify_image(store, 0, None, True, soft=0.0, counts=counts)[1]
+    np.testing.assert_array_equal(hard, np.eye(3, dtype=np.float32)[[0, 1, 1, 2]])
+    assert counts["visits"] == 2 * 4  # hard routing: one split per level
+
+
+def test_pruned_soft_routing_drops_light_branches_and_renormalises():
+    jungle, family = _worked_example(spread=1.0)
+    store = family.prepare([np.array([[0.1, 0.45, 0.55, 0.9]], np.float32)])
+    full = jungle.classify_image(store, 0, None, True, soft=0.05)[1]
+    counts = {}
+    pruned = jungle.classify_image(store, 0, None, True, soft=0.05, epsilon=0.05,
+                                   counts=counts)[1]
+    assert counts["visits"] < 12
+    np.testing.assert_allclose(pruned.sum(axis=1), 1.0, atol=1e-6)
+    kept = full >= 0.05
+    assert np.all(pruned[~kept] == 0)
+    np.testing.assert_allclose(pruned[kept], (full / np.where(kept, full, 0).sum(
+        axis=1, keepdims=True))[kept], atol=0.02)
+
+
+def _trained(**kw):
+    images, labels = render_faces(3, seed=4, size=(40, 52))
+    seg = JungleSegmenter(ColourFeatures(max_offset=8, max_box=2), n_estimators=3,
+                          max_width=8, max_depth=7, n_candidate_features=10,
+                          samples_per_image=300, random_state=0, **kw).fit(images[:2],
+                                                                            labels[:2])
+    return seg, images[2]
+
+
+def test_soft_factor_zero_is_hard_routing_bit_for_bit_and_weights_sum_to_one():
+    seg, image = _trained()
+    jungle = seg.jungle_
+    store = jungle.family.prepare([image])
+    hard = jungle.classify_image(store, 0, None, True)
+    zero = jungle.classify_image(store, 0, None, True, soft=0.0, epsilon=0.3)
+    assert hard[1].tobytes() == zero[1].tobytes() and hard[0].tobytes() == zero[0].tobytes()
+    # leaf distributions replaced by one-hot leaf indices: a pixel's probabilities are then
+    # its leaf weights (summed over the DAGs, scaled by 1/3)
+    n_leaves = max(d.n_leaves for d in jungle.dags)
+    onehot = [replace(d, leaf_value=np.eye(n_leaves, dtype=np.float32)[:d.n_leaves])
+              for d in jungle.dags]
+    probe = Jungle(onehot, np.arange(n_leaves), jungle.family, jungle.params)
+    for soft, eps in ((0.3, 0.0), (1.0, 1e-3)):
+        weights = probe.classify_image(store, 0, None, True, soft=soft, epsilon=eps)[1]
+        np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+        assert np.all(weights >= 0)
+    soft = jungle.classify_image(store, 0, None, True, soft=0.3)[1]
+    assert soft.tobytes() != hard[1].tobytes()
+    # tiny temperatures approach the hard result
+    near = jungle.classify_image(store, 0, None, True, soft=1e-7)[1]
+    assert np.mean(np.abs(near - hard[1]) < 1e-4) > 0.99
+
+
+def test_soft_routing_is_the_same_whatever_the_thread_count():
+    import numba
+    seg, image = _trained(soft=0.5, soft_epsilon=1e-3)
+    jungle = seg.jungle_
+    store = jungle.family.prepare([image])
+    runs = []
+    for n in (1, numba.config.NUMBA_NUM_THREADS):
+        numba.set_num_threads(n)
+        runs.append(jungle.classify_image(store)[1].tobytes())
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert runs[0] == runs[1]
+    assert seg.predict_proba(image).tobytes() == runs[0]  # the model's own factor is used

@@ -196,10 +196,12 @@ def test_routing_does_not_depend_on_entry_order():
     left, right = np.arange(5) * 2, np.arange(5) * 2 + 1
     args = (samples.image, samples.row, samples.col, store.as_tuple(), False, kind, prm,
             threshold, left, right)
-    plain = route(entry_node, node_row, entry_sample, *args, 2)
+    plain, plain_response = route(entry_node, node_row, entry_sample, *args, 2)
     perm = rng.permutation(n_entries)
-    shuffled = route(entry_node[perm], node_row, entry_sample[perm], *args, 2)
+    shuffled, shuffled_response = route(entry_node[perm], node_row, entry_sample[perm], *args,
+                                        2)
     np.testing.assert_array_equal(shuffled, plain[perm])
+    np.testing.assert_array_equal(shuffled_response, plain_response[perm])
     expect = np.full(n_entries, -1)
     for e in range(n_entries):
         i = node_row[entry_node[e]] if entry_node[e] >= 0 else -1

@@ -208,3 +208,18 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
 
     names = load_model(tmp_path / "body.h5").metadata["class_names"]
     assert names["1"] == "left_upper_head" and len(names) == widget.jungle.n_classes
+
+
+def test_stages_and_soft_routing_knobs(viewer_and_widget):
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    widget.stages.value, widget.soft.value = 2, 0.2
+    widget.train()
+    widget.wait()
+    assert errors == []
+    assert len(widget.jungle.context) == 1 and widget.jungle.params["auto_context"] == 2
+    want = segment(widget.jungle, image, soft=0.2)[0]
+    np.testing.assert_array_equal(viewer.layers["texture segmentation"].data, want)
+    assert np.mean(want == truth) > 0.8

@@ -1,0 +1,231 @@
+"""Beyond the paper (issue 18), judged on held-out data: soft routing, split criteria and
+auto-context on Stanford Background (k-fold), FASSEG (V2+V3 train, V2 test) and UCI.
+
+Per option: mean Jaccard, pixel accuracy, log loss and Brier score (labelled test pixels;
+probabilities as segmentation returns them, smoothing included), nodes, fit and segment
+seconds; soft routing also split-node visits per pixel and Mpx/s of the traversal alone.
+UCI: accuracy, balanced accuracy, log loss, nodes and fit seconds, on the paper's 50/50
+splits and on one-class-against-the-rest sets (imbalanced).
+
+    python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg] [--folds 0 1 2 3 4]
+    python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
+    python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
+
+``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py; ``seed=S`` adds S
+to every split's seed, which is otherwise the split's index); ``--quick``
+shrinks the segmentation runs to fit minutes on a shared 2-core machine (what it reduces is
+printed and recorded with the figures in benchmarks/README.md).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import warm_up  # noqa: E402
+
+from jungleseg import JungleClassifier, confusion_matrix, scores, segment  # noqa: E402
+from jungleseg.config import load_config, parse_overrides  # noqa: E402
+from jungleseg.datasets.fasseg import paper_protocol  # noqa: E402
+from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
+from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+#: What --quick changes in the segmentation configs (fewer samples, candidates and levels).
+QUICK = {"sampling.samples_per_image": 400, "jungle.n_candidate_features": 40,
+         "jungle.max_depth": 18}
+SOFT = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2), (0.2, 1e-2), (0.1, 1e-3)]
+#: The options of a --quick run (soft routing costs several times the hard traversal).
+SOFT_QUICK = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2)]
+
+
+def _folds(name: str, data: str | None, folds: list[int], quick: bool):
+    """(config, [(train, test)]) of a segmentation set: images and labels per split."""
+    if name == "stanford":
+        pairs = {i: (im, lab) for i, im, lab in load_stanford(data)}
+        splits = kfold_splits(list(pairs), k=5, seed=0)
+        return "stanford.yaml", [([pairs[i] for i in splits[f][0]],
+                                  [pairs[i] for i in splits[f][1]]) for f in folds]
+    train, test = paper_protocol(data)
+    if quick:  # every V2 face, every other V3 head
+        train = train[:20] + train[20::2]
+    return "fasseg.yaml", [([(im, lab) for _, im, lab in train],
+                            [(im, lab) for _, im, lab in test])]
+
+
+def _estimator(config: str, overrides: dict, split: int):
+    """The config's estimator with the overrides; its seed is the split's index plus
+    ``--seed``."""
+    seed = split + int(overrides.get("seed", 0))
+    return load_config(CONFIGS / config).with_overrides({**overrides, "seed": seed}).estimator()
+
+
+def probability_scores(labels, proba, classes, ignore=255) -> dict:
+    """Log loss (natural log, probabilities floored at 1e-6) and Brier score (sum over
+    classes of squared error) over the labelled pixels."""
+    losses, briers = [], []
+    index = {int(c): k for k, c in enumerate(classes)}
+    for lab, p in zip(labels, proba):
+        keep = lab.ravel() != ignore
+        y = np.array([index[int(v)] for v in np.unique(lab.ravel()[keep])])
+        lookup = np.zeros(256, np.int64)
+        lookup[np.unique(lab.ravel()[keep])] = y
+        truth = lookup[lab.ravel()[keep]]
+        p = p.reshape(-1, p.shape[-1])[keep].astype(np.float64)
+        losses.append(-np.log(np.maximum(p[np.arange(truth.size), truth], 1e-6)))
+        onehot = np.zeros_like(p)
+        onehot[np.arange(truth.size), truth] = 1
+        briers.append(((p - onehot) ** 2).sum(axis=1))
+    return {"log_loss": float(np.concatenate(losses).mean()),
+            "brier": float(np.concatenate(briers).mean())}
+
+
+def judge(jungle, test, **routing) -> dict:
+    """Scores of one model on test pairs, segment seconds and Mpx/s."""
+    start = time.perf_counter()
+    out = [segment(jungle, im, **routing) for im, _ in test]
+    seconds = time.perf_counter() - start
+    labels = [lab for _, lab in test]
+    s = scores(confusion_matrix(labels, [o[0] for o in out], jungle.classes))
+    pixels = sum(lab.size for lab in labels)
+    return {"jaccard": s.mean_jaccard, "accuracy": s.pixel_accuracy,
+            **probability_scores(labels, [o[1] for o in out], jungle.classes),
+            "segment_s": seconds, "mpx_s": pixels / seconds / 1e6}
+
+
+def traversal(jungle, test, soft: float, eps: float, n: int = 8) -> tuple[float, float]:
+    """Split-node visits per pixel and Mpx/s of the traversal alone (channels prepared
+    beforehand) on the first ``n`` test images."""
+    stores = [jungle.family.prepare([im], pad=jungle.point_reach or 0) for im, _ in test[:n]]
+    visits = pixels = 0
+    start = time.perf_counter()
+    for store in stores:
+        counts = {}
+        jungle.classify_image(store, 0, None, False, soft=soft, epsilon=eps, counts=counts)
+        visits += counts["visits"]
+        pixels += counts["pixels"]
+    return visits / pixels, pixels / (time.perf_counter() - start) / 1e6
+
+
+def _row(prefix: str, r: dict) -> str:
+    return (f"{prefix} J {r['jaccard']:.3f} acc {100 * r['accuracy']:5.1f} % "
+            f"logloss {r['log_loss']:.3f} brier {r['brier']:.3f} "
+            + " ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                       for k, v in r.items()
+                       if k not in ("jaccard", "accuracy", "log_loss", "brier")))
+
+
+def _mean(rows: list[dict]) -> dict:
+    return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+
+
+def run_soft(args, overrides) -> None:
+    for name in args.sets:
+        config, splits = _folds(name, args.data, args.folds, args.quick)
+        table = {}
+        for f, (train, test) in enumerate(splits):
+            model = _estimator(config, overrides, f)
+            start = time.perf_counter()
+            model.fit([im for im, _ in train], [lab for _, lab in train])
+            fit_s = time.perf_counter() - start
+            print(f"{name} split {f}: nodes {model.node_count_} fit {fit_s:.1f} s", flush=True)
+            for soft, eps in (SOFT_QUICK if args.quick else SOFT):
+                r = judge(model.jungle_, test, soft=soft, soft_epsilon=eps)
+                r["visits_px"], r["traverse_mpx_s"] = traversal(model.jungle_, test, soft, eps)
+                table.setdefault((soft, eps), []).append(r)
+                print(_row(f"  soft {soft:<5} eps {eps:<6}", r), flush=True)
+        print(f"{name}: mean over {len(splits)} split(s)")
+        for (soft, eps), rows in table.items():
+            print(_row(f"  soft {soft:<5} eps {eps:<6}", _mean(rows)), flush=True)
+
+
+def run_context(args, overrides) -> None:
+    for name in args.sets:
+        config, splits = _folds(name, args.data, args.folds, args.quick)
+        for stages in args.stages:
+            rows = []
+            for f, (train, test) in enumerate(splits):
+                model = _estimator(config, {**overrides, "jungle.auto_context": stages}, f)
+                start = time.perf_counter()
+                model.fit([im for im, _ in train], [lab for _, lab in train])
+                r = {**judge(model.jungle_, test), "fit_s": time.perf_counter() - start,
+                     "nodes": model.node_count_}
+                rows.append(r)
+                print(_row(f"{name} stages {stages} split {f}", r), flush=True)
+            print(_row(f"{name} stages {stages} MEAN", _mean(rows)), flush=True)
+
+
+def _uci_sets(data):
+    """(name, X, y) of the multi-class UCI sets and of one-vs-rest sets made from them
+    (the rarest class of each, about 4 to 10 % of the rows, against the rest)."""
+    for name in ("satimage", "pendigits", "letter"):
+        X, y = load_uci(name, data)
+        yield name, X, y
+        values, counts = np.unique(y, return_counts=True)
+        rare = values[np.argmin(counts)]
+        yield f"{name}-1vr({rare})", X, (y == rare).astype(int)
+
+
+def run_criteria(args, overrides) -> None:
+    from sklearn.metrics import balanced_accuracy_score, log_loss
+
+    criteria = ("entropy", "gini", "hellinger", "dgmml")
+    if "uci" in args.sets:
+        for name, X, y in _uci_sets(args.data):
+            for criterion in criteria:
+                rows = []
+                for r, (train, test) in enumerate(paper_splits(len(y), args.repeats)):
+                    clf = JungleClassifier(8, max_width=128, criterion=criterion,
+                                           random_state=r)
+                    start = time.perf_counter()
+                    clf.fit(X[train], y[train])
+                    fit_s = time.perf_counter() - start
+                    proba = clf.predict_proba(X[test])
+                    pred = clf.classes_[np.argmax(proba, axis=1)]
+                    rows.append({"accuracy": float(np.mean(pred == y[test])),
+                                 "balanced": balanced_accuracy_score(y[test], pred),
+                                 "log_loss": log_loss(y[test], np.clip(proba, 1e-6, 1),
+                                                      labels=clf.classes_),
+                                 "nodes": clf.node_count_, "fit_s": fit_s})
+                m = _mean(rows)
+                print(f"{name:18s} {criterion:9s} acc {100 * m['accuracy']:6.2f} balanced "
+                      f"{100 * m['balanced']:6.2f} logloss {m['log_loss']:.3f} nodes "
+                      f"{m['nodes']:7.0f} fit {m['fit_s']:6.2f} s", flush=True)
+    for name in [s for s in args.sets if s != "uci"]:
+        config, splits = _folds(name, args.data, args.folds, args.quick)
+        for criterion in criteria:
+            rows = []
+            for f, (train, test) in enumerate(splits):
+                model = _estimator(config, {**overrides, "jungle.criterion": criterion}, f)
+                start = time.perf_counter()
+                model.fit([im for im, _ in train], [lab for _, lab in train])
+                rows.append({**judge(model.jungle_, test), "fit_s": time.perf_counter() - start,
+                             "nodes": model.node_count_})
+                print(_row(f"{name} {criterion} split {f}", rows[-1]), flush=True)
+            print(_row(f"{name} {criterion} MEAN", _mean(rows)), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("soft", "criteria", "context"))
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--sets", nargs="+", default=["stanford", "fasseg"])
+    parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--stages", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=3, help="UCI splits")
+    parser.add_argument("--quick", action="store_true", help=f"segmentation: {QUICK}")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    args = parser.parse_args()
+    overrides = {**(QUICK if args.quick else {}), **parse_overrides(args.set)}
+    print(f"overrides: {overrides}", flush=True)
+    warm_up()
+    {"soft": run_soft, "criteria": run_criteria, "context": run_context}[args.what](
+        args, overrides)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""Auto-context: a chain of jungles, each later one also probing the previous one's
+class-probability maps as channels (``JungleSegmenter(auto_context=k)``).
+
+Stage 1 reads the image through its feature family (colour features). Stage s + 1 reads
+channels: stage 1's channels (the store planes, box means and positions included) followed
+by stage s's class probabilities, probed at offsets with stage 1's kinds, offsets and box
+sizes. The last stage is the model; the earlier ones are ``Jungle.context``, in order, and
+all live in one model file.
+
+Training maps come out of fold: the training images are cut into :data:`FOLDS` halves
+at random (a single image: its squares, see :func:`out_of_fold`); the map of an image
+comes from a stage trained on the other half, so the next
+stage learns how much to trust maps made on unseen images, not the near-perfect maps a
+stage makes of its own training pixels. Two folds cost two extra fits, each on half the
+images (about one extra fit per stage in all, as fitting time grows about linearly with
+the images); more folds would give each fold model more data at a linear extra cost. At
+segmentation, the maps come from the stages trained on every image.
+
+Tiling: stage s + 1's probes read stage s's map up to its own margin away, and that map is
+right only at its own margin inside the window, so a tile needs the sum of the stages'
+margins (:func:`chain_margin`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from ..features import ColourFeatures, ImageStore
+from ..jungle import Jungle
+
+#: Out-of-fold parts of the training images (see the module notes).
+FOLDS = 2
+#: Side of the squares a single training image is cut into for its folds, in pixels.
+BLOCK = 16
+_UNUSED = 65535  # the label of a fold's hidden pixels (beyond every class value)
+
+
+def context_family(base: ColourFeatures, n_base_channels: int, n_classes: int
+                   ) -> ColourFeatures:
+    """The feature family of a later stage: ``n_base_channels`` of stage 1 and the
+    ``n_classes`` probability maps as plain channels, probed like stage 1 probes."""
+    return ColourFeatures(max_offset=base.max_offset, kinds=base.kinds, max_box=base.max_box,
+                          input="channels", smoothing_scales=(),
+                          n_channels=n_base_channels + n_classes, centred=base.centred)
+
+
+def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
+    """(H, W, C1 + C) float32: image ``image``'s stage-1 channels and a probability map
+    ((H * W, C) or (H, W, C))."""
+    planes = base.planes(image)
+    h, w = planes.shape[1:]
+    return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)], axis=2)
+
+
+def chain_input(jungle: Jungle, base: ImageStore, image: int, window=None) -> np.ndarray:
+    """The last stage's input for image ``image`` of a stage-1 store: the earlier stages
+    run in turn, each on the channels the previous ones made."""
+    stages = jungle.context
+    proba = stages[0].classify_image(base, image)[1]
+    for stage in stages[1:]:
+        store = stage.family.prepare([stage_input(base, image, proba)],
+                                     pad=stage.point_reach or 0, window=window)
+        proba = stage.classify_image(store, 0)[1]
+    return stage_input(base, image, proba)
+
+
+def input_stage(jungle: Jungle) -> Jungle:
+    """The stage that reads the user's images (its family and ``input_values``): stage 1."""
+    return jungle.context[0] if jungle.context else jungle
+
+
+def chain_margin(jungle: Jungle, tile) -> int:
+    """Context a tile needs: the sum of every stage's margin."""
+    later = (*jungle.context[1:], jungle) if jungle.context else ()
+    return input_stage(jungle).family.margin(tile) + sum(s.family.margin(None) for s in later)
+
+
+def cheap_pad(reach: int | None, images) -> int:
+    """``reach`` if padding every image by it adds at most a quarter to the pixels (so
+    training reads probes unclamped), else 0."""
+    if not reach:
+        return 0
+    shapes = [np.shape(im)[:2] for im in images]
+    plain = sum(h * w for h, w in shapes)
+    padded = sum((h + 2 * reach) * (w + 2 * reach) for h, w in shapes)
+    return reach if padded <= 1.25 * plain else 0
+
+
+def clone(model, **params):
+    """An unfitted copy of an estimator, with ``params`` changed (feature families are
+    immutable values, so they are shared, not copied)."""
+    return type(model)(**{**model.get_params(deep=False), **params})
+
+
+def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: np.ndarray,
+                seed: int) -> list[np.ndarray]:
+    """(H * W, C) probability map of every input from a clone of ``model`` fitted on the
+    other fold (``store`` holds every input, prepared by the model's features; ``classes``:
+    those of all the images, columns of the maps; a class a fold lacks gets 0 there).
+
+    Folds are images when there are several; a single image (napari's painted slice) is cut
+    into :data:`BLOCK`-pixel squares assigned to folds at random, and a fold model trains on
+    the other squares' labels only."""
+    n = len(inputs)
+    rng = np.random.default_rng(seed)
+    if n >= FOLDS:
+        unit = np.empty(n, np.int64)
+        unit[rng.permutation(n)] = np.arange(n) % FOLDS
+        folds = [np.full(np.shape(lab), unit[i]) for i, lab in enumerate(labels)]
+    else:
+        h, w = np.shape(labels[0])
+        blocks = rng.integers(0, FOLDS, (-(-h // BLOCK), -(-w // BLOCK)))
+        folds = [np.repeat(np.repeat(blocks, BLOCK, 0), BLOCK, 1)[:h, :w]]
+    hidden = _UNUSED
+    part_model = clone(model, ignore=(*model.ignore, hidden))
+    maps = [np.zeros((np.size(lab), classes.size), np.float32) for lab in labels]
+    for f in range(FOLDS):
+        mine = [np.asarray(fold == f) for fold in folds]
+        rest = [i for i in range(n) if not mine[i].all()]
+        part = part_model.fit([inputs[i] for i in rest],
+                              [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
+                               for i in rest])
+        columns = np.searchsorted(classes, part.classes_)
+        for i in range(n):
+            if mine[i].any():
+                proba = part.jungle_.classify_image(store, i)[1]
+                keep = mine[i].ravel()
+                maps[i][np.ix_(keep, columns)] = proba[keep]
+    return maps
+
+
+def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore | None):
+    """Fit ``segmenter.auto_context`` stages; returns (earlier stage jungles, the last
+    stage's fitted estimator). ``store``: the images prepared by stage 1's features."""
+    from ._input import training_values
+
+    base = segmenter._family()
+    if not isinstance(base, ColourFeatures):
+        raise ValueError(f"auto_context needs colour features, not {type(base).__name__}")
+    if store is None:
+        values = training_values(images, base)[0]
+        store = base.prepare(values, pad=cheap_pad(base.point_reach, values))
+    stage = clone(segmenter, auto_context=1)
+    current = clone(stage).fit(images, labels, progress=progress, store=store)
+    seed = int(current.jungle_.metadata["seed"])
+    stages, inputs, current_store = [current.jungle_], images, store
+    family = context_family(base, store.n_channels, current.classes_.size)
+    for s in range(1, int(segmenter.auto_context)):
+        maps = out_of_fold(stage, inputs, labels, current_store, current.classes_, seed + s)
+        inputs = [stage_input(store, i, maps[i]) for i in range(len(images))]
+        del maps
+        stage = clone(stage, features=family)
+        current_store = family.prepare(inputs, pad=cheap_pad(family.point_reach, inputs))
+        current = clone(stage).fit(inputs, labels, progress=progress, store=current_store)
+        stages.append(current.jungle_)
+    return stages[:-1], current

@@ -1,0 +1,124 @@
+"""Auto-context: out-of-fold stage maps, stage chains, tiling margins adding up over the
+stages, and multi-stage model files."""
+import json
+
+import h5py
+import numpy as np
+import pytest
+
+from jungleseg import (ColourFeatures, JungleSegmenter, ModelFileError, load_model, save_model,
+                       segment, segment_prepared)
+from jungleseg.datasets.faces import render_faces
+from jungleseg.io import _json_default
+from jungleseg.segmentation._context import FOLDS, chain_margin, context_family, out_of_fold
+
+FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
+
+
+def _fit(stages, n_images=4, **kw):
+    images, labels = render_faces(n_images + 2, seed=0, size=(40, 56))
+    seg = JungleSegmenter(FAMILY, n_estimators=2, max_width=8, max_depth=6,
+                          n_candidate_features=10, samples_per_image=200, random_state=0,
+                          auto_context=stages, **kw).fit(images[:n_images], labels[:n_images])
+    return seg, images[n_images:], labels[n_images:]
+
+
+@pytest.fixture(scope="module")
+def two_stages():
+    return _fit(2)
+
+
+def test_stages_chain_and_count_their_nodes(two_stages):
+    seg, _, _ = two_stages
+    jungle = seg.jungle_
+    assert len(jungle.context) == 1 and jungle.params["auto_context"] == 2
+    first = jungle.context[0]
+    assert first.family == FAMILY
+    assert jungle.family == context_family(FAMILY, FAMILY.n_store_channels, seg.classes_.size)
+    assert seg.node_count_ == jungle.node_count == first.node_count + sum(
+        d.n_nodes for d in jungle.dags)
+    assert chain_margin(jungle, None) == FAMILY.margin(None) + jungle.family.margin(None)
+
+
+def test_tiled_equals_whole_with_margins_adding_up_over_three_stages():
+    seg, images, _ = _fit(3)
+    whole = segment(seg.jungle_, images[0])
+    for tile in (7, 16):
+        tiled = segment(seg.jungle_, images[0], tile=tile)
+        np.testing.assert_array_equal(tiled[0], whole[0])
+        np.testing.assert_array_equal(tiled[1], whole[1])
+    # one stage's margin alone is not enough: the tile edges then show
+    short = seg.jungle_.family.margin(None)
+    assert chain_margin(seg.jungle_, None) >= 3 * short
+
+
+def test_prepared_stage_one_store_segments_as_the_image(two_stages):
+    seg, images, _ = two_stages
+    store = FAMILY.prepare(images[:1])
+    a = segment_prepared(seg.jungle_, store, 0)
+    b = segment(seg.jungle_, images[0])
+    np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_maps_are_out_of_fold():
+    """Each training image's map comes from a model fitted on the other fold only: with
+    one fold memorising its images, the other fold's maps differ from in-sample maps."""
+    images, labels = render_faces(4, seed=3, size=(32, 40))
+    model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
+                            n_candidate_features=10, sampling="all", random_state=0)
+    store = FAMILY.prepare(images)
+    classes = model.fit(images, labels).classes_
+    maps = out_of_fold(model, images, labels, store, classes, seed=1)
+    assert FOLDS == 2 and all(m.shape == (32 * 40, classes.size) for m in maps)
+    for i, m in enumerate(maps):
+        truth = np.searchsorted(classes, labels[i].ravel())
+        in_sample = model.jungle_.classify_image(store, i)[0]
+        out = np.argmax(m, axis=1)
+        assert np.mean(in_sample == truth) > 0.99  # a full tree memorises its images
+        assert np.mean(out == truth) < np.mean(in_sample == truth)
+        np.testing.assert_allclose(m.sum(axis=1), 1, atol=1e-5)
+
+
+def test_two_stage_model_file_round_trips_bit_for_bit(two_stages, tmp_path):
+    seg, images, _ = two_stages
+    path = save_model(seg.jungle_, tmp_path / "ac.h5")
+    loaded = load_model(path)
+    assert len(loaded.context) == 1 and loaded.context[0].family == FAMILY
+    for a, b in zip((*loaded.context, loaded), (*seg.jungle_.context, seg.jungle_)):
+        for part in ("params", "metadata"):  # as the file holds them (JSON)
+            assert json.dumps(getattr(a, part), default=_json_default) == json.dumps(
+                getattr(b, part), default=_json_default)
+        for da, db in zip(a.dags, b.dags):
+            for name, array in db.arrays().items():
+                assert da.arrays()[name].tobytes() == array.tobytes()
+    assert segment(loaded, images[0])[1].tobytes() == segment(seg.jungle_, images[0])[1].tobytes()
+    again = save_model(loaded, tmp_path / "again.h5")
+    with h5py.File(path) as f, h5py.File(again) as g:
+        assert f.attrs["format_version"] == 3 and f.attrs["sha256"] == g.attrs["sha256"]
+    with h5py.File(path, "r+") as f:  # a stage edited after saving
+        f["stages/0"].attrs["training"] = f["stages/0"].attrs["training"].replace(
+            '"smoothing": 0', '"smoothing": 1')
+    with pytest.raises(ModelFileError, match="checksum"):
+        load_model(path)
+
+
+def test_one_image_folds_are_squares_and_depth_features_are_refused():
+    from jungleseg import DepthFeatures
+    from jungleseg.segmentation._context import BLOCK
+
+    images, labels = render_faces(1, seed=0, size=(48, 64))
+    model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
+                            n_candidate_features=10, sampling="all", random_state=0)
+    classes = model.fit(images, labels).classes_
+    maps = out_of_fold(model, images, labels, FAMILY.prepare(images), classes, seed=0)
+    assert maps[0].shape == (48 * 64, classes.size)
+    np.testing.assert_allclose(maps[0].sum(axis=1), 1, atol=1e-5)
+    truth = np.searchsorted(classes, labels[0].ravel())
+    assert np.mean(np.argmax(maps[0], axis=1) == truth) < 0.99 and BLOCK == 16
+    seg = JungleSegmenter(FAMILY, n_estimators=1, max_depth=4, auto_context=2,
+                          samples_per_image=300, random_state=0).fit(images, labels)
+    assert len(seg.jungle_.context) == 1
+    depth = [np.full((20, 20), 2.0, np.float32)]
+    with pytest.raises(ValueError, match="auto_context needs colour features"):
+        JungleSegmenter(DepthFeatures(), auto_context=2, max_depth=3).fit(
+            depth, [np.ones((20, 20), np.uint8)])
