@@ -218,6 +218,9 @@ def fit(estimator, images: Sequence, labels: Sequence, client):
 
     images, labels = list(images), list(labels)
     estimator._validate_params()
+    if estimator.auto_context > 1:
+        raise ValueError("auto-context stages train one after another on out-of-fold "
+                         "maps; fit them locally (estimator.fit)")
     if len(images) != len(labels) or not images:
         raise ValueError(f"got {len(images)} images and {len(labels)} label images")
     prepare_workers(client, warm_up(estimator=estimator, image=images[0]))

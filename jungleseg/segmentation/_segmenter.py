@@ -183,13 +183,15 @@ class JungleSegmenter(JungleBase):
         JungleSegmenter
             This estimator, fitted.
         """
+        if self.auto_context > 1:
+            images, labels = self._checked_inputs(images, labels)
+            return self._fit_stages(images, labels, progress, store)
         plan = self._plan(images, labels, store)
         dags, stats = self._grow(plan, progress)
         return self._fitted(_summary(plan), dags, stats)
 
-    def _plan(self, images, labels, store: ImageStore | None = None) -> _Plan:
-        """Everything before growth (:meth:`fit`'s checks, the store, the samples and the
-        entries), which every DAG's growth reads."""
+    def _checked_inputs(self, images, labels) -> tuple[list, list]:
+        """The parameters, and images with label images that fit them (ValueError)."""
         self._validate_params()
         images, labels = list(images), list(labels)
         if len(images) != len(labels) or not images:
@@ -206,9 +208,14 @@ class JungleSegmenter(JungleBase):
             if np.shape(lab) != np.shape(im)[:ndim]:
                 raise ValueError(f"image {i} is {np.shape(im)[:ndim]} but its labels are "
                                  f"{np.shape(lab)}")
-        labels = [_checked_labels(lab, i) for i, lab in enumerate(labels)]
-        if self.auto_context > 1:
-            return self._fit_stages(images, labels, progress, store)
+        return images, [_checked_labels(lab, i) for i, lab in enumerate(labels)]
+
+    def _plan(self, images, labels, store: ImageStore | None = None) -> _Plan:
+        """Everything before growth (:meth:`fit`'s checks, the store, the samples and the
+        entries), which every DAG's growth reads."""
+        images, labels = self._checked_inputs(images, labels)
+        family = self._family()
+        ndim = family.spatial_ndim
         images, input_values = training_values(images, family)
         ignore = set(int(v) for v in self.ignore)
         if isinstance(family, DepthFeatures):
