@@ -68,9 +68,17 @@ class FeatureFamily:
         for name, value in params.items():
             setattr(self, name, _plain(value))
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments that rebuild this family."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor arguments that rebuild this family. ``deep`` is accepted for
+        scikit-learn's ``clone`` and ``get_params(deep=True)`` of the estimators holding a
+        family; a family holds no estimators, so it changes nothing."""
         return {name: getattr(self, name) for name in self._param_names()}
+
+    def __sklearn_clone__(self) -> FeatureFamily:
+        """An equal, independent family: what ``sklearn.base.clone`` of an estimator
+        holding this family uses (the constructor stores normalised copies of its
+        arguments, so scikit-learn's own rebuild-and-compare check does not apply)."""
+        return self.with_params()
 
     def with_params(self, **changes) -> FeatureFamily:
         """A new family of this class with some arguments changed (validated again)."""
