@@ -57,8 +57,9 @@ class Sizes:
 @dataclass(frozen=True)
 class Scale:
     """Everything that changes between ``ci`` (seconds, for tests), ``quick`` (minutes),
-    ``medium`` (hours on today's trainer) and ``full`` (the paper's setup where the machine
-    allows it)."""
+    ``medium`` (about an hour), ``full`` (every figure at the paper's protocol: all Stanford
+    folds and objective depths, within 2 hours on 2 cores) and ``paper`` (the paper's own
+    sizes where the data allow: several hours)."""
 
     name: str
     images: dict
@@ -107,6 +108,19 @@ SCALES = {
         time_repeats=1),
     "full": Scale(
         "full",
+        # the largest run that fits 2 hours on 2 cores: the medium sizes with every Stanford
+        # fold, the objective table at all six of the paper's depths and 5 UCI splits
+        images={"kinect": Sizes(150, 100, 250, 100, 30, 20),
+                "faces": Sizes(100, 50, 1000, 100, 30, 20),
+                "fasseg": Sizes(None, None, 500, 100, 30, 20),
+                "stanford": Sizes(None, None, 200, 100, 30, 26, folds=(0, 1, 2, 3, 4))},
+        uci_sets=("letter", "pendigits", "mnist10k", "usps", "satimage", "dna"),
+        uci_repeats=5, uci_rows=None, uci_depth=25,
+        objective=Sizes(30, None, 2000, 50, 0, 0),
+        objective_depths=(14, 28, 46, 85, 124, 163), time_repeats=2),
+    "paper": Scale(
+        "paper",
+        # the paper's sizes where the data allow: estimated 3.5-5.5 h on 2 idle cores
         images={"kinect": Sizes(1000, 200, 250, 200, 30, 20),
                 "faces": Sizes(300, 100, 2000, 100, 30, 20),
                 "fasseg": Sizes(None, None, 2000, 100, 30, 20),
@@ -295,7 +309,7 @@ def image_curve(images: ImageSet, method: str, overrides: dict, sweep: str, args
             per_fold.append(rows)
         return [_mean_rows(rows) for rows in zip(*per_fold)]
 
-    rows = cached(args.out, args.fresh, f"{images.name}-{tag or method}",
+    rows = cached(args.out, args.fresh, f"{images.name}-{method}",
                   (images.name, images.sizes, config.to_dict(), sweep, len(images.folds)),
                   compute)
     return [{"dataset": images.name, "method": tag or method, "folds": len(images.folds),

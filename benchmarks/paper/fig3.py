@@ -5,7 +5,7 @@ width M = 128, 256 and 512 on the synthetic faces, against total nodes and again
 
 Writes fig3.png and fig3.csv (every point) to the output folder.
 
-    python benchmarks/paper/fig3.py [--quick | --scale ci|quick|full]
+    python benchmarks/paper/fig3.py [--quick | --scale ci|quick|medium|full|paper]
 """
 from __future__ import annotations
 

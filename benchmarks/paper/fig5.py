@@ -5,7 +5,7 @@ baselines and jungles of width 64 and 256, with the same features and objective.
 
 Writes fig5.png and fig5.csv (every point) to the output folder.
 
-    python benchmarks/paper/fig5.py [--quick | --scale ci|quick|full] [--data DIR]
+    python benchmarks/paper/fig5.py [--quick | --scale ci|quick|medium|full|paper] [--data DIR]
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ and ClusterSearch (Lloyd iterations, then exact single moves), two ablations:
 ClusterSearch with Lloyd iterations only, and ClusterSearch alternating with split steps.
 Writes objective_table.csv, .md and .png to the output folder.
 
-    python benchmarks/paper/objective_table.py [--quick | --scale ci|quick|full]
+    python benchmarks/paper/objective_table.py [--quick | --scale ci|quick|medium|full|paper]
 """
 from __future__ import annotations
 

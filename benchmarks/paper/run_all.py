@@ -1,9 +1,10 @@
 """Run every figure of the jungle paper at one scale, each script in its own process, and
-write how long each took (run_all.csv). ``--quick`` takes minutes and ``--scale medium``
-about 1.5 hours on a shared 2-core machine; the full scale, the paper's setup where the
-machine allows it, was estimated at several hours on 2 cores (docs/paper.md, "Wall time").
+write how long each took (run_all.csv). ``--quick`` takes minutes, ``--scale medium`` about
+an hour and ``--scale full`` (every Stanford fold and objective depth) at most 2 hours on
+2 cores; ``--scale paper``, the paper's own sizes where the data allow, takes several hours
+(docs/paper.md, "Wall time").
 
-    python benchmarks/paper/run_all.py [--quick | --scale ci|quick|medium|full] [--data DIR]
+    python benchmarks/paper/run_all.py [--quick | --scale ci|quick|medium|full|paper] [--data DIR]
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ the same data, features and depth, for Kinect and the synthetic faces at the cho
 Runs alternate model by model, best of the scale's repeats (a shared machine slows all
 alike); stage times come from the fastest run. Writes train_time.csv and train_time.png.
 
-    python benchmarks/paper/train_time.py [--quick | --scale ci|quick|full]
+    python benchmarks/paper/train_time.py [--quick | --scale ci|quick|medium|full|paper]
 """
 from __future__ import annotations
 
