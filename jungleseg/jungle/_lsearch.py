@@ -25,11 +25,11 @@ from numba import njit
 
 from .._rng import next_below
 from ._criterion import g_of, phi
+from ._radix import radix_sort, sortable_key
 
 # A move must gain more than this fraction of the costs it compares: rounding cannot
 # then make two equivalent states each look better than the other (a move cycle).
 _REL_GAIN = 1e-12
-_SIGN = np.uint64(1 << 63)
 
 
 @njit(cache=True)
@@ -200,41 +200,15 @@ def branch_step(i, side, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
 
 @njit(cache=True)
 def stable_order(values, order, keys, spare_keys, spare, counts):
-    """``order`` = ``np.argsort(values, kind="stable")`` for float64 values without NaN: a
-    radix sort of their bits made order-preserving (8 bits a pass, skipping passes where
-    every key has the same digit), several times faster than a merge sort. 0 and -0 are
-    equal here too (keys of ``value + 0.0``), so equal costs keep their index order."""
+    """``order`` = ``np.argsort(values, kind="stable")`` for float64 values without NaN
+    (:func:`._radix.radix_sort` of their bits); 0 and -0 are equal here too (keys of
+    ``value + 0.0``), so equal costs keep their index order."""
     n = values.shape[0]
-    src_k, dst_k = keys[:n], spare_keys[:n]
-    src, dst = order, spare[:n]
     bits = (values + 0.0).view(np.uint64)
     for q in range(n):
-        x = bits[q]
-        src_k[q] = ~x if x >> np.uint64(63) else x | _SIGN
-        src[q] = q
-    moved = 0
-    for shift in range(0, 64, 8):
-        sh = np.uint64(shift)
-        counts[:] = 0
-        for q in range(n):
-            counts[(src_k[q] >> sh) & np.uint64(255)] += 1
-        if counts[(src_k[0] >> sh) & np.uint64(255)] == n:
-            continue  # every key has this digit: nothing moves
-        moved += 1
-        acc = 0
-        for b in range(256):
-            c = counts[b]
-            counts[b] = acc
-            acc += c
-        for q in range(n):
-            d = (src_k[q] >> sh) & np.uint64(255)
-            dst_k[counts[d]] = src_k[q]
-            dst[counts[d]] = src[q]
-            counts[d] += 1
-        src_k, dst_k = dst_k, src_k
-        src, dst = dst, src
-    if moved % 2:
-        order[:] = src
+        keys[q] = sortable_key(bits[q], 64)
+        order[q] = q
+    radix_sort(keys[:n], spare_keys[:n], order, spare[:n], counts, 64)
 
 
 @njit(cache=True)

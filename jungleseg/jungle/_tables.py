@@ -36,6 +36,7 @@ from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ._criterion import g_of, phi
 from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
                           evaluate_subsamples, split_by_cost, wave_entries)
+from ._radix import float_of_key, radix_sort, sortable_key
 
 #: Responses per (node, candidate) among which thresholds are drawn (a power of two).
 THRESHOLD_SUBSAMPLE = 256
@@ -84,40 +85,15 @@ def _bin(thresholds, i, k, v):
 
 
 @njit(cache=True, inline="always")
-def _sort(values, keys, spare, counts):
-    """Sort float32 ``values`` in place: a radix sort of their bits made order-preserving
-    (negative values flipped whole, positive ones given the sign bit), 8 bits a pass,
-    skipping passes where every key has the same digit; several times faster than a
-    comparison sort on a few hundred values, and the same order (0 and -0, the only
-    equal values with different bits, end up with -0 first, which no threshold can
-    tell apart)."""
+def _sort(values, keys, spare, no_order, counts):
+    """Sort float32 ``values`` in place (:func:`._radix.radix_sort` of their bits)."""
     n = values.shape[0]
     bits = values.view(np.uint32)
     for q in range(n):
-        x = bits[q]
-        keys[q] = ~x if x >> np.uint32(31) else x | np.uint32(0x80000000)
-    src = keys[:n]
-    dst = spare[:n]
-    for shift in range(0, 32, 8):
-        sh = np.uint32(shift)
-        counts[:] = 0
-        for q in range(n):
-            counts[(src[q] >> sh) & np.uint32(255)] += 1
-        if counts[(src[0] >> sh) & np.uint32(255)] == n:
-            continue  # every key has this digit: nothing moves
-        acc = 0
-        for b in range(256):
-            c = counts[b]
-            counts[b] = acc
-            acc += c
-        for q in range(n):
-            d = (src[q] >> sh) & np.uint32(255)
-            dst[counts[d]] = src[q]
-            counts[d] += 1
-        src, dst = dst, src
+        keys[q] = sortable_key(np.uint64(bits[q]), 32)
+    radix_sort(keys[:n], spare[:n], no_order, no_order, counts, 32)
     for q in range(n):
-        x = src[q]
-        bits[q] = x & np.uint32(0x7FFFFFFF) if x >> np.uint32(31) else ~x
+        bits[q] = np.uint32(float_of_key(keys[q], 32))
 
 
 @njit(cache=True)
@@ -220,8 +196,9 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
         sub_buf = np.empty(n_cand * n_sub, np.float32)
-        keys = np.empty(n_sub, np.uint32)
-        spare = np.empty(n_sub, np.uint32)
+        keys = np.empty(n_sub, np.uint64)
+        spare = np.empty(n_sub, np.uint64)
+        no_order = np.empty(0, np.int64)
         digit_counts = np.empty(256, np.int64)
         column = np.empty(n_classes, np.int64)
         classes = np.empty(n_classes, np.int64)
@@ -250,7 +227,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                         subs[k * m + q] = values[val_off[i] + q * n_k + k]
             for k in range(n_k):
                 sub = subs[k * m:(k + 1) * m]
-                _sort(sub, keys, spare, digit_counts)
+                _sort(sub, keys, spare, no_order, digit_counts)
                 if sub[0] == sub[m - 1]:
                     continue  # constant on the subsample: no useful threshold
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
