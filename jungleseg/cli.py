@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._cli_parser import build_parser
+from ._cli_parser import error as _error
 from ._outputs import save_or_rescue as _save_or_rescue
 from ._outputs import writable_file as _writable_file
 from ._outputs import writable_folder as _writable_folder
@@ -68,10 +70,6 @@ def _progress(args, total, desc):
 def _say(args, text: str) -> None:
     if not args.quiet:
         print(text)
-
-
-def _error(text: str) -> None:
-    print(f"jungleseg: error: {text}", file=sys.stderr, flush=True)
 
 
 def _budget(args) -> int:
@@ -254,7 +252,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     """Score a model on a benchmark's test part; print, and write JSON and a confusion PNG."""
     from .datasets import load_benchmark
     from .distributed import connect, segment_images
-    from .evaluate import class_mismatch, plot_confusion, evaluate_jungle
+    from .evaluate import class_mismatch, evaluate_jungle, plot_confusion
     from .io import load_model
 
     jungle = load_model(args.model)
@@ -356,7 +354,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .datasets import load_benchmark
     from .datasets._imageset import colourise, contact_sheet
     from .datasets.faces import CLASS_COLOURS, CLASS_NAMES
-    from .evaluate import plot_confusion, evaluate_jungle
+    from .evaluate import evaluate_jungle, plot_confusion
     from .io import load_model
     from .segmentation import segment
 
@@ -397,99 +395,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors on one line, like every other error, with exit code 2."""
-
-    def error(self, message: str):
-        _error(f"{message} (see '{self.prog} --help')")
-        sys.exit(2)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    from ._version import __version__
-
-    parser = _Parser(prog="jungleseg", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"jungleseg {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--quiet", action="store_true", help="no progress bars or summaries")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    memory = argparse.ArgumentParser(add_help=False)
-    memory.add_argument("--max-memory", metavar="SIZE",
-                        help="memory budget of the whole process, e.g. 8GB (default: 80 %% of the "
-                             "memory available at the start); larger images are segmented in tiles, larger "
-                             "trainings are refused")
-
-    cluster = argparse.ArgumentParser(add_help=False)
-    cluster.add_argument("--scheduler", metavar="ADDRESS",
-                         help="run on the dask cluster of this scheduler, e.g. tcp://host:8786")
-    cluster.add_argument("--workers", type=int, metavar="N",
-                         help="run on a new local dask cluster of N worker processes")
-    data = argparse.ArgumentParser(add_help=False)
-    data.add_argument("--images", metavar="DIR", help="folder of your own images (or volumes)")
-    data.add_argument("--labels", metavar="DIR",
-                      help="folder of their label files, paired with the images by name")
-
-    def add(name, *parents, **kw):
-        return sub.add_parser(name, parents=[common, *parents], **kw)
-
-    p = add("train", memory, cluster, data, help="train a jungle from a config file")
-    p.add_argument("config")
-    p.add_argument("--out", required=True, help="model file to write (.h5)")
-    p.add_argument("--data", help="data folder (real sets), a folder from 'generate', or "
-                                  "one holding images/ and labels/")
-    p.add_argument("--n", type=int, help="use only the first N training images")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE",
-                   help="override a config value, e.g. --set jungle.max_width=128")
-    p.set_defaults(run=cmd_train)
-
-    p = add("segment", memory, cluster, help="segment image files or folders")
-    p.add_argument("model")
-    p.add_argument("inputs", nargs="+")
-    p.add_argument("--out", required=True, help="folder for <name>.png label files (<name>.tif "
-                   "for volumes), or NAME.png, NAME.tif or NAME.zarr for one image")
-    p.add_argument("--tile", type=int, metavar="N", help="segment in N x N tiles (N^3 for "
-                   "volumes); default: tiles above a size and by the memory budget")
-    p.add_argument("--probabilities", action="store_true", help="also write <name>_proba.npy")
-    p.add_argument("--smoothing", type=int, metavar="R",
-                   help="average probabilities over a (2R+1)^2 box (default: the model's)")
-    p.add_argument("--soft", type=float, metavar="F",
-                   help="soft routing factor (0: hard; default: the model's own)")
-    p.add_argument("--soft-epsilon", type=float, metavar="E",
-                   help="soft routing: follow branches of weight above E only")
-    p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
-    p.set_defaults(run=cmd_segment)
-
-    p = add("evaluate", cluster, data,
-            help="Jaccard of a model on a benchmark's test part or on your own folders")
-    p.add_argument("model")
-    p.add_argument("--dataset")
-    p.add_argument("--data", help="data folder, or one holding images/ and labels/")
-    p.add_argument("--n", type=int, help="use only the first N test images")
-    p.add_argument("--json", help="write the scores as JSON to this file")
-    p.add_argument("--confusion", help="confusion-matrix PNG (default: beside the model)")
-    p.add_argument("--allow-class-mismatch", action="store_true",
-                   help="score a model whose classes or class names differ from the dataset's")
-    p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
-    p.set_defaults(run=cmd_evaluate)
-
-    p = add("info", help="describe a model file")
-    p.add_argument("model")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(run=cmd_info)
-
-    p = add("generate", help="render synthetic benchmark data")
-    p.add_argument("what", choices=["kinect", "faces"])
-    p.add_argument("--n", type=int, required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", default="240x320", help="HEIGHTxWIDTH")
-    p.set_defaults(run=cmd_generate)
-
-    p = add("demo", help="train and evaluate on synthetic faces, write results")
-    p.add_argument("--out", default="jungleseg-demo")
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(run=cmd_demo)
-    return parser
+#: What each subcommand runs (the parser is built in :mod:`._cli_parser`).
+COMMANDS = {"train": cmd_train, "segment": cmd_segment, "evaluate": cmd_evaluate,
+            "info": cmd_info, "generate": cmd_generate, "demo": cmd_demo}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -497,10 +405,11 @@ def main(argv: list[str] | None = None) -> int:
     from .jungle import ModelError
 
     args = build_parser().parse_args(argv)
+    run = COMMANDS[args.command]
     _Flag.interrupted = False
     try:
         with _interruptible():
-            return args.run(args)
+            return run(args)
     except Interrupted as err:
         _error(str(err))
         return 130
