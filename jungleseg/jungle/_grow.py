@@ -86,6 +86,7 @@ class GrowStats:
     nodes: list = field(default_factory=list)
     evaluations: int = 0
     merging: list = field(default_factory=list)  # per level: must some DAG merge there?
+    table_bytes: list = field(default_factory=list)  # data-parallel: tables summed per wave
 
 
 @dataclass(frozen=True)

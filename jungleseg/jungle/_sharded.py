@@ -275,6 +275,7 @@ class ShardedData:
     def __init__(self, shards, tr: _Training):
         self.shards, self.tr = shards, tr
         self.shard_sizes: np.ndarray | None = None  # (shards, nodes): entries of the level
+        self.table_bytes: list[int] = []
 
     def histograms(self, n_nodes: int) -> tuple[np.ndarray, ShardedData]:
         """The level's node histograms, summed over shards."""
@@ -337,6 +338,7 @@ class ShardedData:
                         p.min_samples_leaf, tr.phi_table, p.criterion, numba.get_num_threads())
         bins = self.shards.share((thresholds, n_thr))
         table = self.shards.gather(self.shards.total(self.shards.each(_counts, shared, bins)))
+        self.table_bytes.append(table.nbytes * len(self.shards.states))  # every shard's part
         kept = n if keep_table else 0
         wl = np.zeros((kept, n_cand, n_t), np.int64)
         tree_cost = np.full((kept, n_cand, n_t), np.inf)
@@ -402,6 +404,8 @@ def grow_sharded(shards, family: FeatureFamily, params: GrowParams, n_dags: int,
                    make_phi_table(int(weights.max()), params.criterion), False,
                    np.arange(n_dags, dtype=np.int64), ())
     stats = GrowStats()
-    levels = _grow_levels(tr, stats, progress, ShardedData(shards, tr))
+    data = ShardedData(shards, tr)
+    levels = _grow_levels(tr, stats, progress, data)
+    stats.table_bytes = data.table_bytes
     dags, stats.nodes = assemble(levels, n_dags, family.n_params, params.n_classes)
     return dags, stats
