@@ -19,6 +19,7 @@ ValueError. A lost worker loses its shards: the fit then fails rather than retry
 """
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections.abc import Sequence
@@ -169,7 +170,7 @@ def shard_ranges(n_images: int, n_shards: int) -> list[tuple[int, int]]:
     if not 1 <= n_shards <= n_images:
         raise ValueError(f"need 1 to {n_images} shards for {n_images} images, got {n_shards}")
     cuts = [n_images * s // n_shards for s in range(n_shards + 1)]
-    return list(zip(cuts[:-1], cuts[1:]))
+    return list(itertools.pairwise(cuts))
 
 
 class _Here:
@@ -269,7 +270,7 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
               for s, (a, b) in enumerate(ranges)]
     described = runner.get([runner.run(s, _described, f) for s, f in enumerate(loaded)])
     family = estimator._family()
-    ignore = set(int(v) for v in estimator.ignore)
+    ignore = {int(v) for v in estimator.ignore}
     if isinstance(family, DepthFeatures):
         ignore.add(int(estimator.background))
     values = np.unique(np.concatenate([d["values"] for d in described]))

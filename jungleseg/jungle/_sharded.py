@@ -52,7 +52,6 @@ from ._grow import (GrowParams, GrowStats, Progress, _grow_levels, _Training, gr
 from ._tables import (_WAVE_BYTES, THRESHOLD_SUBSAMPLE, _count_pass, _offsets, _thresholds,
                       _waves, finalise_tables)
 
-
 @dataclass(frozen=True)
 class Shard:
     """One shard's training data: its images' store (tuple form), its samples (image
@@ -117,13 +116,15 @@ def dag_weights(shard: Shard, n_dags: int) -> np.ndarray:
                        minlength=n_dags).astype(np.int64)
 
 
-def _window(shard: Shard, req: TableRequest, rows: np.ndarray):
+def _window(shard: Shard, req: TableRequest, rows: np.ndarray) -> tuple:
+    """This shard's entry count of each node row, and its entries of ``rows`` (a mask)
+    in entry order with their rows and positions (:func:`._evaluation.wave_entries`)."""
     lo = shard.start[req.nodes]
     size = shard.start[req.nodes + 1] - lo
     entry_row = np.full(shard.entry_node.shape[0], -1, np.int64)
     entry_pos = np.empty(shard.entry_node.shape[0], np.int64)
-    return lo, size, wave_entries(shard.order, lo, size, rows & (size > 0), 0, req.nodes.size,
-                                  entry_row, entry_pos)
+    return size, wave_entries(shard.order, lo, size, rows & (size > 0), 0, req.nodes.size,
+                              entry_row, entry_pos)
 
 
 def subsamples(shard: Shard, first: np.ndarray, req: TableRequest) -> tuple:
@@ -133,7 +134,7 @@ def subsamples(shard: Shard, first: np.ndarray, req: TableRequest) -> tuple:
     Returns (responses, each big draw's (candidate, draw) code, values and draws per
     row), laid out as :func:`._tables.split_tables` lays out the whole node."""
     n = req.nodes.size
-    lo, size, (entries, e_rows, e_pos) = _window(shard, req, req.active)
+    size, (entries, e_rows, e_pos) = _window(shard, req, req.active)
     big_rows = np.flatnonzero(req.big & (size > 0))
     pos_off = _offsets(size + 1, big_rows, n)
     pair_start = np.empty(int((size[big_rows] + 1).sum()), np.int64)
@@ -175,7 +176,7 @@ def counts(shard: Shard, req: TableRequest, thresholds: np.ndarray, n_thr: np.nd
     left histograms once cumulated over bins; :func:`sum_tables` adds shards')."""
     n, n_cand, n_t = thresholds.shape
     table = np.zeros((n, n_cand, n_t, shard.n_classes), np.int32)
-    _, size, (entries, e_rows, _) = _window(shard, req, (n_thr > 0).any(axis=1))
+    _, (entries, e_rows, _) = _window(shard, req, (n_thr > 0).any(axis=1))
     rows = np.unique(e_rows)
     if rows.size == 0:
         return table

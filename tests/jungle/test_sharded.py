@@ -2,6 +2,8 @@
 thresholds and summed count tables equal :func:`split_tables` on all the entries, for
 every store kind, nodes above and below the subsample size, 1 to 3 shards; routing and
 spreads continued shard to shard equal one process's."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -18,13 +20,13 @@ N_SUB = 64  # some nodes hold more entries, some fewer
 
 def sharded(store, samples, level, n_shards, unclamped, n_classes):
     """The level's entries cut into shards of contiguous images (entry order kept)."""
-    nodes, order, start, entry_sample, entry_weight = level[:5]
+    _, order, start, entry_sample, entry_weight = level[:5]
     entry_node = np.empty(entry_sample.size, np.int64)
     for i in range(start.size - 1):
         entry_node[order[start[i]:start[i + 1]]] = i
     cuts = np.linspace(0, samples.image.max() + 1, n_shards + 1).astype(int)
     states = []
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in itertools.pairwise(cuts):
         mine = (samples.image[entry_sample] >= a) & (samples.image[entry_sample] < b)
         shard = new_shard(store.as_tuple(), samples, Entries(entry_sample[mine],
                                                              entry_weight[mine],
