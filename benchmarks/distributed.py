@@ -120,8 +120,8 @@ def data_parallel(estimator, train, local_fit: float, local) -> None:
           f"{same_model(model.jungle_, local.jungle_)}")
     print(f"  count tables summed per level (both shards' parts), levels 0..{len(tables) - 1}: "
           + ", ".join(f"{b / 1e6:.2f}" for b in tables) + " MB")
-    print(f"  in all {sum(tables) / 1e6:.1f} MB of tables; worker-to-worker transfers "
-          f"(dask's count, tables, subsamples, spreads) {sent / 1e6:.1f} MB")
+    print(f"  in all {sum(tables) / 1e6:.1f} MB of tables; bytes the workers sent (dask's "
+          f"count: to each other and to the driver, everything) {sent / 1e6:.1f} MB")
 
 
 def table_reduction_on_paper() -> None:

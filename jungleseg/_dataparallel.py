@@ -23,11 +23,15 @@ import itertools
 import os
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .distributed import _TASK_THREADS, prepare_workers, warm_up
 from .jungle._sharded import Shard, new_shard, sum_tables
+
+if TYPE_CHECKING:
+    from .segmentation import JungleSegmenter
 
 
 def _task(step, *args):
@@ -218,8 +222,8 @@ def _checked(estimator, images: list, labels: list) -> None:
         raise ValueError(f"got {len(images)} images and {len(labels)} label images")
 
 
-def fit_sharded(estimator, images: Sequence, labels: Sequence, client,
-                n_shards: int | None = None):
+def fit_sharded(estimator: JungleSegmenter, images: Sequence, labels: Sequence, client,
+                n_shards: int | None = None) -> JungleSegmenter:
     """Fit a :class:`~jungleseg.JungleSegmenter` data-parallel on a cluster: the images
     in ``n_shards`` contiguous shards (default one per worker) over the workers, each
     worker holding only its shards' channels; equal to ``estimator.fit(images, labels)``
@@ -251,7 +255,8 @@ def fit_sharded(estimator, images: Sequence, labels: Sequence, client,
     return _fit(estimator, images, labels, _There(client, where), ranges)
 
 
-def fit_in_process(estimator, images: Sequence, labels: Sequence, n_shards: int = 2):
+def fit_in_process(estimator: JungleSegmenter, images: Sequence, labels: Sequence,
+                   n_shards: int = 2) -> JungleSegmenter:
     """:func:`fit_sharded` with every shard in this process, one after the other: the
     same model, without a cluster."""
     images, labels = list(images), list(labels)

@@ -1,8 +1,11 @@
 """Data-parallel fitting without a cluster (every shard in this process): the model equals
 local training bit for bit (DAG arrays with spreads, classes and metadata), for LSearch
-and ClusterSearch jungles, trees, DAGs on their own images and prior correction, with 2 and
-3 shards and images given as files; what it refuses. On a real cluster:
+and ClusterSearch jungles, trees, fixed-width trees, DAGs on their own images, prior
+correction and depth features, with 2 and 3 shards and images given as files; what it
+refuses. On a real cluster:
 ``tests/test_distributed.py``."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,8 @@ from tests.test_distributed import faces, same_model, small  # noqa: F401 (a fix
 
 @pytest.mark.parametrize("kw", [{}, {"max_width": None}, {"search": "clustersearch"},
                                 {"images_per_dag": 3, "max_width": 4},
-                                {"correct_prior": True, "sampling": "balanced"}])
+                                {"correct_prior": True, "sampling": "balanced"},
+                                {"growth": "fixed-width-b"}])
 @pytest.mark.parametrize("n_shards", [2, 3])
 def test_fit_in_process_equals_local_fit(faces, kw, n_shards):  # noqa: F811
     images, labels = faces
@@ -32,6 +36,20 @@ def test_images_as_files(faces, tmp_path):  # noqa: F811
         paths.append((tmp_path / f"{i}.npy", tmp_path / f"{i}_labels.npy"))
     local = small().fit(images, labels)
     sharded = fit_in_process(small(), *zip(*paths), 3)
+    assert same_model(local.jungle_, sharded.jungle_)
+
+
+def test_depth_frames_with_background():
+    from jungleseg.config import load_config
+    from jungleseg.datasets import load_benchmark
+
+    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "kinect.yaml"
+                         ).with_overrides({
+        "sampling.images_per_dag": 3, "jungle.max_depth": 6, "jungle.max_width": 16,
+        "jungle.n_candidate_features": 20, "sampling.samples_per_image": 150})
+    frames = load_benchmark("kinect", "train", None, 6)
+    local = config.estimator().fit(frames.images, frames.labels)
+    sharded = fit_in_process(config.estimator(), frames.images, frames.labels, 3)
     assert same_model(local.jungle_, sharded.jungle_)
 
 
