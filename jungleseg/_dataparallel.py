@@ -15,7 +15,8 @@ the number of shards: a shard prepares exactly what the whole would give its ima
 (channels per image, samples from per-image random streams, entries by global image),
 and growth (:func:`jungleseg.jungle._sharded.grow_sharded`) reproduces one process's
 every number. Auto-context, priority growth and dGMML splits are refused with a
-ValueError. A lost worker loses its shards: the fit then fails rather than retrying.
+ValueError. A lost worker loses its shards (they live nowhere else): the fit then stops
+with a RuntimeError rather than waiting for it, and must be run again.
 """
 from __future__ import annotations
 
@@ -87,8 +88,20 @@ class DaskShards:
         return handles[0]
 
     def gather(self, handles):
-        """The values of futures."""
-        return self.client.gather(handles)
+        """The values of futures; RuntimeError if a worker holding a shard is lost (its
+        tasks could run nowhere else)."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(handles if isinstance(handles, list) else [handles], timeout=10)
+                return self.client.gather(handles)
+            except TimeoutError:
+                lost = sorted(set(self.workers) - set(self.client.scheduler_info()["workers"]))
+                if lost:
+                    raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: "
+                                       "data-parallel training cannot go on; fit again"
+                                       ) from None
 
 
 def _read(item, what: str):

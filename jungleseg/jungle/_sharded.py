@@ -220,8 +220,7 @@ def spread_step(shard: Shard, sums: tuple, nodes: np.ndarray, mean: np.ndarray |
     args = (shard.order, shard.start, nodes, shard.response, shard.entries.weight)
     if mean is None:
         spread_sums(*args, w, acc)
-    else:
-        w = sums[0]  # the weights were summed in the first chain
+    else:  # the weights were summed by the first chain
         spread_squares(*args, mean, acc)
     return w, acc
 

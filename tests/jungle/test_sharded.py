@@ -2,6 +2,7 @@
 thresholds and summed count tables equal :func:`split_tables` on all the entries, for
 every store kind, nodes above and below the subsample size, 1 to 3 shards; routing and
 spreads continued shard to shard equal one process's."""
+import dataclasses
 import itertools
 
 import numpy as np
@@ -32,7 +33,7 @@ def sharded(store, samples, level, n_shards, unclamped, n_classes):
                                                              entry_weight[mine],
                                                              np.zeros(mine.sum(), np.int64)),
                           unclamped, n_classes)
-        states.append(_sharded.dataclasses.replace(shard, entry_node=entry_node[mine]))
+        states.append(dataclasses.replace(shard, entry_node=entry_node[mine]))
     return InProcess(states)
 
 
