@@ -88,20 +88,24 @@ class DaskShards:
         return handles[0]
 
     def gather(self, handles):
-        """The values of futures; RuntimeError if a worker holding a shard is lost (its
-        tasks could run nowhere else)."""
-        from distributed import wait
+        """The values of futures (:func:`_gather`)."""
+        return _gather(self.client, self.workers, handles)
 
-        while True:
-            try:
-                wait(handles if isinstance(handles, list) else [handles], timeout=10)
-                return self.client.gather(handles)
-            except TimeoutError:
-                lost = sorted(set(self.workers) - set(self.client.scheduler_info()["workers"]))
-                if lost:
-                    raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: "
-                                       "data-parallel training cannot go on; fit again"
-                                       ) from None
+
+def _gather(client, workers: list[str], handles):
+    """The values of futures; RuntimeError if one of the ``workers``, which hold the
+    shards, is lost (tasks pinned to it could run nowhere else)."""
+    from distributed import wait
+
+    while True:
+        try:
+            wait(handles if isinstance(handles, list) else [handles], timeout=10)
+            return client.gather(handles)
+        except TimeoutError:
+            lost = sorted(set(workers) - set(client.scheduler_info()["workers"]))
+            if lost:
+                raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: "
+                                   "data-parallel training cannot go on; fit again") from None
 
 
 def _read(item, what: str):
@@ -217,7 +221,7 @@ class _There:
                                   allow_other_workers=False, pure=False)
 
     def get(self, handles):
-        return self.client.gather(handles)
+        return _gather(self.client, self.where, handles)
 
     def shards(self, states: list) -> DaskShards:
         return DaskShards(self.client, states, self.where)

@@ -7,6 +7,8 @@
   run assumed other decisions than the ensemble's is run again with the ensemble's. A
   level's decision only depends on the levels before it, so this settles within a few
   rounds (usually one: the DAGs of a jungle reach their width at the same level).
+* ``fit(..., data_parallel=True)``: every DAG trained on images sharded over the workers,
+  for data that no worker holds (:mod:`jungleseg._dataparallel`), the same model again.
 * :func:`segment_array`: a large image or volume (dask array, zarr array, NumPy array) in
   chunks with :func:`dask.array.map_overlap`, each with a halo of the model's probe margin
   plus the smoothing's reach: equal to whole-image segmentation, written to zarr by the
