@@ -117,14 +117,18 @@ def _read(item, what: str):
     return np.asarray(item)
 
 
-def _load(images: list, labels: list, estimator) -> dict:
-    """Step 1 on a worker: its shard's images and labels, checked (kept on the worker)."""
+def _load(images: list, labels: list, estimator, first: int) -> dict:
+    """Step 1 on a worker: its shard's images and labels (from ``first`` on), checked
+    (kept on the worker)."""
     from .segmentation._input import value_units
     from .segmentation._sampling import label_values
 
     images = [_read(im, "image") for im in images]
     labels = [_read(lab, "labels") for lab in labels]
-    images, labels = estimator._checked_inputs(images, labels)
+    try:
+        images, labels = estimator._checked_inputs(images, labels)
+    except ValueError as err:
+        raise ValueError(f"{err} (counting from image {first}, this shard's first)") from None
     return {"images": images, "labels": labels,
             "units": value_units(np.asarray(images[0]), "image 0"),
             "values": np.unique(np.concatenate([label_values(lab) for lab in labels])),
@@ -288,7 +292,7 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
     from .segmentation._segmenter import _reweighted, summary_of
 
     start = time.perf_counter()
-    loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator)
+    loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
               for s, (a, b) in enumerate(ranges)]
     described = runner.get([runner.run(s, _described, f) for s, f in enumerate(loaded)])
     family = estimator._family()

@@ -53,6 +53,13 @@ def test_depth_frames_with_background():
     assert same_model(local.jungle_, sharded.jungle_)
 
 
+def test_a_bad_image_is_named_by_its_place_among_all(faces):  # noqa: F811
+    images, labels = faces
+    labels = [*labels[:5], labels[5][:10], *labels[6:]]
+    with pytest.raises(ValueError, match=r"image 1 .*\(counting from image 4"):
+        fit_in_process(small(), images, labels, 2)
+
+
 def test_shard_ranges_are_contiguous_and_even():
     assert shard_ranges(8, 3) == [(0, 2), (2, 5), (5, 8)]
     with pytest.raises(ValueError, match="shards"):
