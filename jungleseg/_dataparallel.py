@@ -100,12 +100,21 @@ def _gather(client, workers: list[str], handles):
     while True:
         try:
             wait(handles if isinstance(handles, list) else [handles], timeout=10)
-            return client.gather(handles)
         except TimeoutError:
-            lost = sorted(set(workers) - set(client.scheduler_info()["workers"]))
-            if lost:
-                raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: "
-                                   "data-parallel training cannot go on; fit again") from None
+            _check_workers(client, workers)
+            continue
+        try:
+            return client.gather(handles)
+        except BaseException:  # cancelled (a CancelledError) or failed: a lost worker?
+            _check_workers(client, workers)
+            raise
+
+
+def _check_workers(client, workers: list[str]) -> None:
+    lost = sorted(set(workers) - set(client.scheduler_info()["workers"]))
+    if lost:
+        raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: data-parallel "
+                           "training cannot go on; fit again") from None
 
 
 def _read(item, what: str):

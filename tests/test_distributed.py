@@ -92,34 +92,6 @@ def test_data_parallel_workers_read_their_own_files(client, faces, tmp_path):
     assert same_model(local.jungle_, sharded.jungle_)
 
 
-def test_data_parallel_fit_stops_when_a_worker_is_lost(client, faces):
-    images, labels = faces
-    kw = dict(max_depth=12, samples_per_image=3000, n_candidate_features=60, max_width=32)
-    pids = client.run(os.getpid)
-    result, killed = {}, []
-
-    def train():
-        try:
-            jd.fit(small(**kw), images, labels, client, data_parallel=True)
-        except RuntimeError as err:
-            result["error"] = str(err)
-
-    worker = threading.Thread(target=train)
-    worker.start()
-    deadline = time.time() + 120
-    while worker.is_alive() and not killed and time.time() < deadline:
-        for address, keys in client.processing().items():
-            if any(str(k).startswith("_task") for k in keys) and address in pids:
-                os.kill(pids[address], signal.SIGKILL)
-                killed.append(address)
-                break
-        time.sleep(0.05)
-    worker.join(300)
-    assert killed, "no data-parallel task was seen running"
-    assert "was lost" in result.get("error", "")
-    client.wait_for_workers(2, timeout=120)
-
-
 def test_one_dag_alone_needs_the_ensembles_merge_levels(faces):
     """What the rounds of fit settle: a DAG grown alone with the ensemble's merge levels
     equals the same DAG grown among all."""
