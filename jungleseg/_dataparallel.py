@@ -15,8 +15,9 @@ the number of shards: a shard prepares exactly what the whole would give its ima
 (channels per image, samples from per-image random streams, entries by global image),
 and growth (:func:`jungleseg.jungle._sharded.grow_sharded`) reproduces one process's
 every number. Auto-context, priority growth and dGMML splits are refused with a
-ValueError. A lost worker loses its shards (they live nowhere else): the fit then stops
-with a RuntimeError rather than waiting for it, and must be run again.
+ValueError. A lost worker loses its shards (they live nowhere else): the driver then
+raises a RuntimeError rather than retrying, and the fit must be run again (``docs/design.md``
+on how reliably).
 """
 from __future__ import annotations
 
