@@ -1,8 +1,9 @@
 """jungleseg.distributed on this machine: bit-identical training, 1 against 2 worker
 processes (1 thread each) for training a reduced Stanford config and for segmenting test
 images, a large RGB zarr image through segment_array (peak RSS over all processes,
-throughput against 320x240 images one by one), and the bytes a data-parallel table
-reduction would move per level, on paper.
+throughput against 320x240 images one by one), data-parallel training against local
+training (bit identity, time, the bytes of count tables each level sums), and what the
+table reduction would move per level for the Kinect config on 100 workers, on paper.
 
     python benchmarks/distributed.py [--data DIR] [--train 60] [--images 40] [--size 4096]
 
@@ -98,22 +99,52 @@ def mosaic_zarr(path: Path, images: list, size: int, chunk: int):
     return z
 
 
+def _sent(dask_worker) -> int:
+    return int(dask_worker.transfer_outgoing_bytes_total)
+
+
+def data_parallel(estimator, train, local_fit: float, local) -> None:
+    """Data-parallel training (2 shards) on 2 worker processes against local training: bit
+    identity, time, the bytes of count tables each level's reduction summed (every
+    shard's part, measured as the arrays' sizes) and dask's worker-to-worker transfers."""
+    with jd.connect(workers=2) as client:
+        jd.fit(copy.deepcopy(estimator), train.images[:2], train.labels[:2], client,
+               data_parallel=True)  # warm-up
+        before = sum(client.run(_sent).values())
+        fit_s, model = timed(lambda: jd.fit(copy.deepcopy(estimator), train.images,
+                                            train.labels, client, data_parallel=True))
+        sent = sum(client.run(_sent).values()) - before
+    tables = model.grow_stats_.table_bytes
+    print(f"data-parallel, 2 shards on 2 workers: train {fit_s:.1f} s "
+          f"({fit_s / local_fit:.2f}x local), bit-identical: "
+          f"{same_model(model.jungle_, local.jungle_)}")
+    print(f"  count tables summed per level (both shards' parts), levels 0..{len(tables) - 1}: "
+          + ", ".join(f"{b / 1e6:.2f}" for b in tables) + " MB")
+    print(f"  in all {sum(tables) / 1e6:.1f} MB of tables; bytes the workers sent (dask's "
+          f"count: to each other and to the driver, everything) {sent / 1e6:.1f} MB")
+
+
 def table_reduction_on_paper() -> None:
-    """Bytes of the (node, candidate, threshold, class) tables per level for the Kinect
-    config, and what a tree reduction over 100 workers moves."""
+    """Bytes moved per level by data-parallel training of the Kinect config, on paper, for
+    100 workers: the (node, candidate, threshold, class) int32 tables through a tree
+    reduction, the threshold subsamples gathered, the thresholds broadcast."""
     config = load_config(CONFIG.parent / "kinect.yaml")
     jungle = dict(config.jungle_params)
-    width, cand, thr, classes = (jungle["max_width"], jungle["n_candidate_features"],
-                                 jungle["n_thresholds"], 32)
-    per_node = cand * thr * classes * 8  # int64 left histograms
-    print(f"table reduction (Kinect config: width {width}, {cand} candidates, {thr} "
-          f"thresholds, {classes} classes, int64 counts):")
+    dags, width, cand, thr = (jungle["n_estimators"], jungle["max_width"],
+                              jungle["n_candidate_features"], jungle["n_thresholds"])
+    classes, workers, rounds, link = 31, 100, 7, 1.25e9  # 2^7 >= 100; 10 Gbit/s
+    print(f"per-level reduction on paper (Kinect config: {dags} DAGs, width {width}, {cand} "
+          f"candidates, {thr} thresholds, {classes} classes, int32 counts; {workers} "
+          f"workers, 10 Gbit/s links):")
     for nodes in (1, 16, 128, width):
-        size = nodes * per_node
-        print(f"  level of {nodes:4d} nodes per DAG: table {size / 1e6:8.1f} MB per worker; "
-              f"tree reduction over 100 workers: 7 rounds, 99 tables sent = "
-              f"{99 * size / 1e9:6.2f} GB in all, {7 * size / 1.25e9:6.2f} s on the critical "
-              f"path at 10 Gbit/s")
+        table = dags * nodes * cand * thr * classes * 4
+        subsamples = dags * nodes * cand * 256 * 8  # response + draw code, at most
+        thresholds = dags * nodes * cand * thr * 4
+        print(f"  {nodes:4d} nodes per DAG: table {table / 1e6:7.1f} MB per worker, "
+              f"{(workers - 1) * table / 1e9:6.2f} GB summed over {rounds} rounds "
+              f"({rounds * table / link:5.2f} s critical path); subsamples to the driver "
+              f"{subsamples / 1e6:6.1f} MB; thresholds to every worker "
+              f"{workers * thresholds / 1e9:5.2f} GB")
 
 
 def main() -> None:
@@ -125,6 +156,9 @@ def main() -> None:
     parser.add_argument("--chunk", type=int, default=1024)
     parser.add_argument("--skip-scaling", action="store_true",
                         help="only the large image (trained on --train images locally)")
+    parser.add_argument("--only-data-parallel", action="store_true",
+                        help="only local against data-parallel training, and the figures "
+                             "on paper")
     args = parser.parse_args()
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     config = load_config(CONFIG).with_overrides(REDUCED)
@@ -140,6 +174,10 @@ def main() -> None:
                                       for im in test.images])
     print(f"local (1 process, 1 thread): train {local_fit:.1f} s on {args.train} images, "
           f"segment {args.images} images {local_seg:.2f} s")
+    if args.only_data_parallel:
+        data_parallel(estimator, train, local_fit, local)
+        table_reduction_on_paper()
+        return
     results = {}
     for n in () if args.skip_scaling else (1, 2):
         with jd.connect(workers=n) as client:
@@ -179,6 +217,7 @@ def main() -> None:
         print(f"320x240 images one by one on the same 2 workers: "
               f"{small_px / results[2][1] / 1e6:.2f} Mpx/s; large image at "
               f"{(args.size ** 2 / big_s) / (small_px / results[2][1]):.2f}x of that")
+    data_parallel(estimator, train, local_fit, local)
     table_reduction_on_paper()
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
 

@@ -7,6 +7,8 @@
   run assumed other decisions than the ensemble's is run again with the ensemble's. A
   level's decision only depends on the levels before it, so this settles within a few
   rounds (usually one: the DAGs of a jungle reach their width at the same level).
+* ``fit(..., data_parallel=True)``: every DAG trained on images sharded over the workers,
+  for data that no worker holds (:mod:`jungleseg._dataparallel`), the same model again.
 * :func:`segment_array`: a large image or volume (dask array, zarr array, NumPy array) in
   chunks with :func:`dask.array.map_overlap`, each with a halo of the model's probe margin
   plus the smoothing's reach: equal to whole-image segmentation, written to zarr by the
@@ -206,16 +208,24 @@ def _settled(merging: list, assumed: tuple, ensemble: list) -> bool:
                for d, own in enumerate(merging))
 
 
-def fit(estimator, images: Sequence, labels: Sequence, client):
+def fit(estimator, images: Sequence, labels: Sequence, client, data_parallel: bool = False,
+        n_shards: int | None = None):
     """Fit a :class:`~jungleseg.JungleSegmenter` on a cluster, one task per DAG; the
     fitted estimator (the one given) equals ``estimator.fit(images, labels)`` bit for bit;
     ``distributed_rounds_`` says how many rounds of tasks that took (module docstring).
 
     Every task prepares the training images itself (once per worker process): the
-    images and labels go to every worker once.
+    images and labels go to every worker once. With ``data_parallel``, each DAG trains
+    on images sharded over the workers instead (``n_shards`` contiguous shards, default
+    one per worker; images may be file paths, read by the workers), for data that no
+    worker holds: :func:`jungleseg._dataparallel.fit_sharded`, the same model.
     """
     from .jungle._grow import GrowStats
 
+    if data_parallel:
+        from ._dataparallel import fit_sharded
+
+        return fit_sharded(estimator, images, labels, client, n_shards)
     images, labels = list(images), list(labels)
     estimator._validate_params()
     if estimator.auto_context > 1:

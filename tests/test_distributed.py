@@ -1,5 +1,6 @@
 """jungleseg.distributed on real clusters: a LocalCluster of two worker processes (training
-equals local training bit for bit, also when a worker is killed mid-training; segment_array
+equals local training bit for bit, as DAGs as tasks, also when a worker is killed
+mid-training, and data-parallel with images sharded over the workers; segment_array
 on zarr equals whole-image segmentation, and a halo one pixel short differs), and the
 command line against ``dask scheduler`` and ``dask worker`` processes."""
 import os
@@ -56,6 +57,39 @@ def test_fit_equals_local_fit(client, faces, kw):
     spread = jd.fit(small(**kw), images, labels, client)
     assert same_model(local.jungle_, spread.jungle_)
     assert spread.grow_stats_.merging == local.grow_stats_.merging
+
+
+def test_workers_run_this_checkout(client):
+    import jungleseg
+
+    files = client.run(lambda: __import__("jungleseg").__file__)
+    assert set(files.values()) == {jungleseg.__file__}
+
+
+@pytest.mark.parametrize("kw", [{}, {"max_width": None}], ids=["lsearch-jungle", "tree"])
+@pytest.mark.parametrize("n_shards", [2, 3])
+def test_data_parallel_fit_equals_local_fit(client, faces, kw, n_shards):
+    images, labels = faces
+    local = small(**kw).fit(images, labels)
+    sharded = jd.fit(small(**kw), images, labels, client, data_parallel=True,
+                     n_shards=n_shards)
+    assert same_model(local.jungle_, sharded.jungle_)
+    assert all(dag.spread is not None for dag in sharded.jungle_.dags)
+    assert sharded.grow_stats_.merging == local.grow_stats_.merging
+    assert len(sharded.grow_stats_.table_bytes) >= 1
+
+
+def test_data_parallel_workers_read_their_own_files(client, faces, tmp_path):
+    images, labels = faces
+    for i, (image, label) in enumerate(zip(images, labels)):
+        np.save(tmp_path / f"{i}.npy", image)
+        np.save(tmp_path / f"{i}_labels.npy", label)
+    kw = {"search": "clustersearch", "images_per_dag": 4}
+    local = small(**kw).fit(images, labels)
+    sharded = jd.fit(small(**kw), [tmp_path / f"{i}.npy" for i in range(len(images))],
+                     [tmp_path / f"{i}_labels.npy" for i in range(len(images))], client,
+                     data_parallel=True)
+    assert same_model(local.jungle_, sharded.jungle_)
 
 
 def test_one_dag_alone_needs_the_ensembles_merge_levels(faces):

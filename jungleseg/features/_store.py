@@ -217,8 +217,15 @@ class Samples:
 def fingerprint(store: ImageStore, samples: Samples) -> str:
     """Short SHA-256 of what a model was trained on: every channel's values at the
     samples, and their labels (a few KB to hash, however large the images)."""
+    return fingerprint_values([store.values_at(samples, channel)
+                               for channel in range(store.n_channels)], samples.label)
+
+
+def fingerprint_values(channel_values: list[np.ndarray], label: np.ndarray) -> str:
+    """:func:`fingerprint` from each channel's values at the samples (all samples, in
+    order) and their labels."""
     digest = hashlib.sha256()
-    for channel in range(store.n_channels):
-        digest.update(np.ascontiguousarray(store.values_at(samples, channel)).tobytes())
-    digest.update(np.ascontiguousarray(samples.label).tobytes())
+    for values in channel_values:
+        digest.update(np.ascontiguousarray(values).tobytes())
+    digest.update(np.ascontiguousarray(label).tobytes())
     return digest.hexdigest()[:16]

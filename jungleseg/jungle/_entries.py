@@ -68,12 +68,17 @@ def by_image(sample_image: np.ndarray, n_images: int, images_per_dag: int, n_dag
     """DAG g trains on the samples of its own ``images_per_dag`` images: consecutive
     blocks of one random order of the images (``default_rng([seed, 1])``), disjoint while
     the images last, wrapping around after."""
+    return stack_entries([(rows, np.ones(rows.size, np.int64)) for rows in
+                          image_rows(sample_image, n_images, images_per_dag, n_dags, seed)])
+
+
+def image_rows(sample_image: np.ndarray, n_images: int, images_per_dag: int, n_dags: int,
+               seed: int) -> list[np.ndarray]:
+    """Per DAG, the samples (rows of ``sample_image``, the global image of each) of its
+    images in :func:`by_image`; a shard holding some of the images passes its own
+    samples, and a DAG may then have none."""
     order = np.random.default_rng([seed, 1]).permutation(n_images)
     every = np.arange(sample_image.shape[0])
-    per_dag = []
-    for g in range(n_dags):
-        chosen = np.take(order, np.arange(g * images_per_dag, (g + 1) * images_per_dag),
-                         mode="wrap")
-        rows = every[np.isin(sample_image, chosen)]
-        per_dag.append((rows, np.ones(rows.size, np.int64)))
-    return stack_entries(per_dag)
+    return [every[np.isin(sample_image, np.take(
+        order, np.arange(g * images_per_dag, (g + 1) * images_per_dag), mode="wrap"))]
+        for g in range(n_dags)]

@@ -65,13 +65,53 @@ def split_by_cost(cost, n_tasks):
     return bounds
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
-                     pos_off, pair_off, pair_start, pair_dest, n_workers):
+                    pos_off, pair_off, pair_start, pair_dest, n_workers):
     """For each node with more than ``n_sub`` entries, the subsample draws of all its
     candidates grouped by entry: entry q's draws are ``pair_start[pos_off + q]`` to
     ``pair_start[pos_off + q + 1]``, and ``pair_dest`` says which (candidate, draw) each
     one is: ``k * n_sub + draw``, n_sub a power of two."""
+    zero = np.zeros(size.shape[0], np.int64)
+    subsample_starts(big_rows, size, zero, size, n_drawn, seed, dags, positions, level, n_sub,
+                     pos_off, pair_start, n_workers)
+    subsample_dests(big_rows, size, zero, size, n_drawn, seed, dags, positions, level, n_sub,
+                    pos_off, pair_off, pair_start, pair_dest, n_workers)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def subsample_starts(big_rows, size, first, node_size, n_drawn, seed, dags, positions, level,
+                     n_sub, pos_off, pair_start, n_workers):
+    """How many of its node's subsample draws (of all candidates) fall on each entry of
+    a window: the ``size[i]`` entries from position ``first[i]`` of node row i, which
+    holds ``node_size[i]`` entries (a whole node, or a shard's part of it, see
+    :mod:`._sharded`); cumulated, so that window entry q's draws are ``pair_start[pos_off
+    + q]`` to ``pair_start[pos_off + q + 1]``."""
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            t = claim(counter)
+            if t >= big_rows.shape[0]:
+                break
+            i = big_rows[t]
+            sz = size[i]
+            starts = pair_start[pos_off[i]:pos_off[i] + sz + 1]
+            starts[:] = 0
+            for k in range(n_drawn[i]):
+                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+                for _r in range(n_sub):
+                    state, j = next_below(state, node_size[i])
+                    if first[i] <= j < first[i] + sz:
+                        starts[j - first[i] + 1] += 1
+            for q in range(sz):
+                starts[q + 1] += starts[q]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def subsample_dests(big_rows, size, first, node_size, n_drawn, seed, dags, positions, level,
+                    n_sub, pos_off, pair_off, pair_start, pair_dest, n_workers):
+    """Which (candidate k, draw r) each draw of a window (:func:`subsample_starts`) is,
+    ``k * n_sub + r``, grouped by entry: ``pair_dest[pair_off[i] + p]`` for node row i's
+    p-th draw."""
     counter = np.zeros(1, np.int64)
     largest = 0
     for t in range(big_rows.shape[0]):
@@ -84,22 +124,14 @@ def draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub
                 break
             i = big_rows[t]
             sz = size[i]
-            starts = pair_start[pos_off[i]:pos_off[i] + sz + 1]
-            starts[:] = 0
-            for k in range(n_drawn[i]):
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                for _r in range(n_sub):
-                    state, j = next_below(state, sz)
-                    starts[j + 1] += 1
-            for q in range(sz):
-                starts[q + 1] += starts[q]
-                cursor[q] = starts[q]
+            cursor[:sz] = pair_start[pos_off[i]:pos_off[i] + sz]
             for k in range(n_drawn[i]):
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
                 for r in range(n_sub):
-                    state, j = next_below(state, sz)
-                    pair_dest[pair_off[i] + cursor[j]] = k * n_sub + r
-                    cursor[j] += 1
+                    state, j = next_below(state, node_size[i])
+                    if first[i] <= j < first[i] + sz:
+                        pair_dest[pair_off[i] + cursor[j - first[i]]] = k * n_sub + r
+                        cursor[j - first[i]] += 1
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -86,6 +86,7 @@ class GrowStats:
     nodes: list = field(default_factory=list)
     evaluations: int = 0
     merging: list = field(default_factory=list)  # per level: must some DAG merge there?
+    table_bytes: list = field(default_factory=list)  # data-parallel: tables summed per wave
 
 
 @dataclass(frozen=True)
@@ -212,27 +213,48 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def node_spread(order, start, nodes, response, entry_weight):
-    """Weighted standard deviation of the training responses of each of ``nodes`` (global
-    ids into ``start``), summed in entry order: the scale of soft routing's temperature."""
-    out = np.zeros(nodes.shape[0], np.float32)
+def spread_sums(order, start, nodes, response, entry_weight, w, total):
+    """Add the weights and weighted training responses of each of ``nodes``' entries
+    (global ids into ``start``), in entry order, to ``w`` and ``total``: a shard of the
+    data continues the sums where the shard before it left them (:mod:`._sharded`)."""
     for q in prange(nodes.shape[0]):
         i = nodes[q]
-        w = 0.0
-        total = 0.0
         for a in range(start[i], start[i + 1]):
             e = order[a]
-            w += entry_weight[e]
-            total += entry_weight[e] * float(response[e])
-        if w <= 0:
-            continue
-        mean = total / w
-        square = 0.0
+            w[q] += entry_weight[e]
+            total[q] += entry_weight[e] * float(response[e])
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def spread_squares(order, start, nodes, response, entry_weight, mean, square):
+    """Add the weighted squared deviations of each of ``nodes``' training responses from
+    ``mean``, in entry order, to ``square`` (continued from shard to shard like
+    :func:`spread_sums`)."""
+    for q in prange(nodes.shape[0]):
+        i = nodes[q]
         for a in range(start[i], start[i + 1]):
             e = order[a]
-            square += entry_weight[e] * (float(response[e]) - mean) ** 2
-        out[q] = np.float32(np.sqrt(square / w))
-    return out
+            square[q] += entry_weight[e] * (float(response[e]) - mean[q]) ** 2
+
+
+def spread_mean(w: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each node's weighted mean response from :func:`spread_sums` (0 for no weight)."""
+    return np.divide(total, w, out=np.zeros_like(total), where=w > 0)
+
+
+def spread_of(w: np.ndarray, square: np.ndarray) -> np.ndarray:
+    """Each node's weighted standard deviation, float32, from :func:`spread_squares`."""
+    return np.sqrt(np.divide(square, w, out=np.zeros_like(square), where=w > 0)
+                   ).astype(np.float32)
+
+
+def node_spread(order, start, nodes, response, entry_weight) -> np.ndarray:
+    """Weighted standard deviation of the training responses of each of ``nodes`` (global
+    ids into ``start``), summed in entry order: the scale of soft routing's temperature."""
+    w, total, square = (np.zeros(nodes.shape[0]) for _ in range(3))
+    spread_sums(order, start, nodes, response, entry_weight, w, total)
+    spread_squares(order, start, nodes, response, entry_weight, spread_mean(w, total), square)
+    return spread_of(w, square)
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,
@@ -274,30 +296,27 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
 
         levels = grow_priority(training, stats, progress)
     else:
-        levels = _grow_levels(training, stats, progress)
+        levels = _grow_levels(training, stats, progress, _Local(training))
     dags, stats.nodes = assemble(levels, entries.n_dags, family.n_params, p.n_classes)
     return dags, stats
 
 
-def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth: int, order,
-                 start, P, keep_table: bool) -> _Splits:
-    """Draw candidates for ``nodes`` (global ids into ``start``) of level ``depth``, build
+def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth: int,
+                 level: _Grouped, P, keep_table: bool) -> _Splits:
+    """Draw candidates for ``nodes`` (global ids of ``level``) of level ``depth``, build
     their split tables and keep each node's best split; nodes without a valid split are
     left out (they stay leaves)."""
-    p, samples = tr.params, tr.samples
+    p = tr.params
     streams = tr.dag_ids[dags]  # random streams are keyed by the global DAG id
     with threads(workers_for(nodes.size * p.n_candidates * 64)):
         kinds, cand_params, n_drawn = draw_all(tr.spec, p.seed, streams, positions, depth,
                                                p.n_candidates, tr.n_params)
     if p.dgmml:
-        return _proposed_splits(tr, stats, nodes, dags, order, start, P, keep_table, kinds,
-                                cand_params, n_drawn)
-    thresholds, table, wl, tree_cost, cand_t, cand_cost = split_tables(
-        nodes, order, start, tr.entries.sample, tr.entries.weight, samples.image, samples.row,
-        samples.col, samples.label, tr.store, tr.unclamped, kinds, cand_params, n_drawn,
-        p.seed, streams, positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P, keep_table,
-        p.min_samples_leaf, tr.phi_table, p.criterion)
-    sizes = start[nodes + 1] - start[nodes]
+        return _proposed_splits(tr, stats, nodes, dags, level.order, level.start, P,
+                                keep_table, kinds, cand_params, n_drawn)
+    thresholds, table, wl, tree_cost, cand_t, cand_cost = level.tables(
+        nodes, streams, positions, depth, P, keep_table, kinds, cand_params, n_drawn)
+    sizes = level.sizes(nodes)
     stats.evaluations += int((sizes * n_drawn)[sizes >= 2].sum())
     best_k, best_t, best_cost = best_candidates(cand_t, cand_cost)
     ok = np.isfinite(best_cost)
@@ -327,6 +346,54 @@ def _proposed_splits(tr: _Training, stats: GrowStats, nodes, dags, order, start,
                      left.astype(np.int32).reshape(-1, 1, 1, P.shape[1])[:kept],
                      wl.reshape(-1, 1, 1)[:kept], cost.reshape(-1, 1, 1)[:kept])
     return splits.subset(np.isfinite(cost))
+
+
+class _Grouped:
+    """A level's entries in this process, grouped by node (:func:`group_by_node`)."""
+
+    def __init__(self, tr: _Training, order: np.ndarray, start: np.ndarray):
+        self.tr, self.order, self.start = tr, order, start
+
+    def sizes(self, nodes: np.ndarray) -> np.ndarray:
+        """Entries of each of ``nodes``."""
+        return self.start[nodes + 1] - self.start[nodes]
+
+    def tables(self, nodes, streams, positions, depth: int, P, keep_table: bool, kinds,
+               cand_params, n_drawn) -> tuple:
+        """:func:`._tables.split_tables` of ``nodes``, whose candidates are drawn."""
+        tr, p, s = self.tr, self.tr.params, self.tr.samples
+        return split_tables(nodes, self.order, self.start, tr.entries.sample,
+                            tr.entries.weight, s.image, s.row, s.col, s.label, tr.store,
+                            tr.unclamped, kinds, cand_params, n_drawn, p.seed, streams,
+                            positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P,
+                            keep_table, p.min_samples_leaf, tr.phi_table, p.criterion)
+
+
+class _Local:
+    """Level-wise growth's data in this process: which node each entry has reached."""
+
+    def __init__(self, tr: _Training):
+        self.tr = tr
+        self.entry_node = tr.entries.dag.astype(np.int64)  # level 0: node g is DAG g's root
+        self.level: _Grouped | None = None
+
+    def histograms(self, n_nodes: int) -> tuple[np.ndarray, _Grouped]:
+        """The class histogram of each of the level's nodes, and its entries by node."""
+        tr = self.tr
+        order, start = group_by_node(self.entry_node, n_nodes)
+        with threads(workers_for(order.shape[0])):
+            hist = node_histograms(order, start, tr.entries.sample, tr.entries.weight,
+                                   tr.samples.label, tr.params.n_classes)
+        self.level = _Grouped(tr, order, start)
+        return hist, self.level
+
+    def route(self, n_nodes: int, nodes, kind, params, threshold, left, right) -> np.ndarray:
+        """Send the entries of the split ``nodes`` to their children (next level ids);
+        returns each split node's spread."""
+        self.entry_node, spread = _route(self.tr, self.entry_node, n_nodes, nodes, kind,
+                                         params, threshold, left, right, self.level.order,
+                                         self.level.start)
+        return spread
 
 
 def _kept_rows(array: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -369,22 +436,19 @@ def _splittable(p: GrowParams, hist, depth) -> np.ndarray:
             & ((hist > 0).sum(axis=1) > 1))
 
 
-def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
-    """Jungles, standard trees and fixed-width trees: every DAG grows one level a step."""
+def _grow_levels(tr: _Training, stats: GrowStats, progress, data: _Local) -> list[dict]:
+    """Jungles, standard trees and fixed-width trees: every DAG grows one level a step,
+    on ``data``: the entries in this process (:class:`_Local`) or on shards, which hold
+    what a level reads of them (:class:`._sharded.ShardedData`)."""
     p = tr.params
-    entry_sample, entry_weight = tr.entries.sample, tr.entries.weight
-    n_dags = tr.entries.n_dags
-    entry_node = tr.entries.dag.astype(np.int64)  # level 0: node g is the root of DAG g
+    n_dags = tr.dag_ids.size
     node_dag = np.arange(n_dags, dtype=np.int64)
     n_split = np.zeros(n_dags, np.int64)  # splits so far, per DAG
     levels = []
     for depth in range(p.max_depth + 1):
         t0 = time.perf_counter()
         n_nodes = node_dag.shape[0]
-        order, start = group_by_node(entry_node, n_nodes)
-        with threads(workers_for(order.shape[0])):
-            hist = node_histograms(order, start, entry_sample, entry_weight, tr.samples.label,
-                                   p.n_classes)
+        hist, grouped = data.histograms(n_nodes)
         level = level_record(node_dag, hist)
         levels.append(level)
         nodes = np.flatnonzero(_splittable(p, hist, depth))
@@ -401,8 +465,8 @@ def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         stats.merging.append(must_merge)
         keep_table = must_merge or (p.growth == "jungle" and depth < len(tr.merge)
                                     and tr.merge[depth])
-        sp = _best_splits(tr, stats, nodes, dags, nodes - dag_first[dags], depth, order,
-                          start, hist[nodes], keep_table)
+        sp = _best_splits(tr, stats, nodes, dags, nodes - dag_first[dags], depth, grouped,
+                          hist[nodes], keep_table)
         level["gain"][sp.nodes] = energy[sp.nodes] - sp.best_cost
         if p.growth == "fixed-width-b":  # only the splits that gain most are kept
             sp = sp.subset(top_per_dag(level["gain"][sp.nodes], sp.dags,
@@ -431,8 +495,8 @@ def _grow_levels(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         left_id = np.searchsorted(used, sp.dags * n_children + left)
         right_id = np.searchsorted(used, sp.dags * n_children + right)
         kind_chosen, params_chosen, thr_chosen = sp.chosen(k, t)
-        entry_node, spread = _route(tr, entry_node, n_nodes, sp.nodes, kind_chosen,
-                                    params_chosen, thr_chosen, left_id, right_id, order, start)
+        spread = data.route(n_nodes, sp.nodes, kind_chosen, params_chosen, thr_chosen,
+                            left_id, right_id)
         level["split"][sp.nodes] = True
         level["round"][sp.nodes] = depth
         level["rank"][sp.nodes] = n_split[sp.dags] + local

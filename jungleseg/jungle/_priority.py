@@ -10,8 +10,8 @@ import numpy as np
 from ._assembly import depth_levels
 from ._baselines import PriorityQueue
 from ._criterion import node_costs
-from ._grow import (GrowStats, _best_splits, _route, _splittable, _Training, group_by_node,
-                    node_histograms)
+from ._grow import (GrowStats, _best_splits, _Grouped, _route, _splittable, _Training,
+                    group_by_node, node_histograms)
 
 
 def grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
@@ -50,7 +50,8 @@ def grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:
         for depth in np.unique(new["depth"][splittable]):
             rows = np.flatnonzero(splittable & (new["depth"] == depth))
             sp = _best_splits(tr, stats, first + rows, new["dag"][rows],
-                              new["position"][rows], int(depth), order, start, hist[rows], False)
+                              new["position"][rows], int(depth), _Grouped(tr, order, start),
+                              hist[rows], False)
             rows = sp.nodes - first
             gain[rows] = energy[rows] - sp.best_cost
             kind, params, threshold = sp.chosen(sp.best_k, sp.best_t)

@@ -181,14 +181,16 @@ def _class_base(layout, c, classes):
 
 @njit(parallel=True, cache=True, nogil=True)
 def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_dest,
-                values, seed, dags, positions, level, order, entry_sample, entry_weight,
-                label, P, thresholds, n_thr, counts, count_off, keep_table, table, wl,
-                tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, n_workers):
+                values, seed, dags, positions, level, count, order, entry_sample,
+                entry_weight, label, P, thresholds, n_thr, counts, count_off, keep_table, table,
+                wl, tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, n_workers):
     """Thresholds of every candidate of node rows ``a:b`` from their subsample responses,
     as the draws made them (stratified random quantiles, no more thresholds than gaps in
-    the subsample; none for a candidate constant on it). Small nodes, whose subsample is
-    every response, are also counted and finalised here; large nodes get zero counts for
-    pass 2."""
+    the subsample; none for a candidate constant on it). With ``count``, small nodes,
+    whose subsample is every response, are also counted and finalised here, and large
+    nodes get zero counts for pass 2; without, only thresholds are drawn (a data-parallel
+    driver, :mod:`._sharded`, whose shards count: the arguments after ``count`` but the
+    thresholds are then not read)."""
     n_cand = thresholds.shape[1]
     n_t = thresholds.shape[2]
     n_classes = P.shape[1]
@@ -233,15 +235,17 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
                 if big[i]:
                     state = advance(state, n_sub)  # past the subsample draws
-                count = min(n_t, m - 1)
-                thr = thresholds[i, k, :count]
-                for tt in range(count):
+                n_t_k = min(n_t, m - 1)
+                thr = thresholds[i, k, :n_t_k]
+                for tt in range(n_t_k):
                     state, u = next_uniform(state)
-                    x = (tt + u) / count * (m - 1)
+                    x = (tt + u) / n_t_k * (m - 1)
                     j = min(int(x), m - 2)
                     thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
                 thr.sort()
-                n_thr[i, k] = count
+                n_thr[i, k] = n_t_k
+            if not count:
+                continue
             ns = _columns(P, i, column, classes)
             if keep_table:
                 node_counts = flat_table
@@ -306,6 +310,34 @@ def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, 
                 _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
                           table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,
                           parent_buf, costs_buf, min_leaf, phi_table, criterion)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def finalise_tables(counts, n_drawn, n_thr, P, keep_table, table, wl, tree_cost, cand_t,
+                    cand_cost, min_leaf, phi_table, criterion, n_workers):
+    """Best thresholds and costs of every node row from its bin counts ``counts[i, k, t,
+    c]`` (as a data-parallel level sums them, :mod:`._sharded`); with ``keep_table``,
+    ``table`` is ``counts``, cumulated in place into left histograms, with left weights
+    and tree costs."""
+    n_cand, n_t, n_classes = counts.shape[1], counts.shape[2], counts.shape[3]
+    flat = counts.reshape(-1)
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        column = np.empty(n_classes, np.int64)
+        classes = np.empty(n_classes, np.int64)
+        left_buf = np.empty((n_t, n_classes), np.int64)
+        w_left_buf = np.empty(n_t, np.int64)
+        parent_buf = np.empty(n_classes, np.int64)
+        costs_buf = np.empty(n_t)
+        while True:
+            i = claim(counter)
+            if i >= counts.shape[0]:
+                break
+            ns = _columns(P, i, column, classes)
+            layout = _layout(i * n_cand * n_t * n_classes, n_drawn[i], n_t, n_classes, True)
+            _finalise(i, flat, layout, ns, classes, n_drawn[i], n_thr, P, keep_table, table,
+                      wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
+                      costs_buf, min_leaf, phi_table, criterion)
 
 
 def _waves(nbytes: np.ndarray, budget: int) -> list[tuple[int, int]]:
@@ -393,32 +425,46 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
                                  s_image,
                                  s_row, s_col, store, unclamped, kinds, params, values, workers)
             _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off,
-                        pair_dest, values, seed, dags, positions, level, order, entry_sample,
-                        entry_weight, label, P, thresholds, n_thr, counts, count_off,
+                        pair_dest, values, seed, dags, positions, level, True, order,
+                        entry_sample, entry_weight, label, P, thresholds, n_thr, counts, count_off,
                         keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
                         phi_table, criterion, workers)
         if big_rows.size == 0:
             continue
         del pair_start, pair_dest
-        in_big = np.flatnonzero(is_big)  # pass 2: the large nodes' entries, in entry order
-        stride = int(n_drawn[big_rows].max())
-        capacity = max(1, values.size // stride)  # the subsample buffer, reused
-        row_rank = np.zeros(n, np.int64)
-        row_rank[big_rows] = np.arange(big_rows.size)
-        n_batches = -(-in_big.size // capacity)
-        for bt in range(n_batches):
-            batch = in_big[bt * capacity:(bt + 1) * capacity]
-            slots, slot_of, slot_start = batch_slots(batch, e_rows, big_rows, row_rank)
-            with threads(workers_for(batch.size * stride)):
-                workers = numba.get_num_threads()
-                evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
-                                s_image, s_row, s_col, store, unclamped, kinds, params, values,
-                                workers)
-                _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, values,
-                             thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
-                             count_off, bt == n_batches - 1, keep_table, table, wl, tree_cost,
-                             cand_t, cand_cost, min_leaf, phi_table, criterion, workers)
+        _count_pass(np.flatnonzero(is_big), big_rows, entries, e_rows, values, n_drawn,
+                    entry_sample, entry_weight, s_image, s_row, s_col, label, store, unclamped,
+                    kinds, params, thresholds, n_thr, P, counts, count_off, True, keep_table,
+                    table, wl, tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion)
     return thresholds, table, wl, tree_cost, cand_t, cand_cost
+
+
+def _count_pass(in_big, big_rows, entries, e_rows, buffer, n_drawn, entry_sample,
+                entry_weight, s_image, s_row, s_col, label, store, unclamped, kinds, params,
+                thresholds, n_thr, P, counts, count_off, finalise, keep_table, table, wl,
+                tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion) -> None:
+    """Pass 2: the wave entries ``in_big`` (of nodes ``big_rows``, in entry order) evaluate
+    every candidate of their node in batches that fill ``buffer``, and are counted, node
+    by node, into ``counts`` (or with ``keep_table`` into ``table``, whole classes); with
+    ``finalise``, each node's best thresholds and costs follow its last batch."""
+    n = kinds.shape[0]
+    stride = int(n_drawn[big_rows].max())
+    capacity = max(1, buffer.size // stride)
+    row_rank = np.zeros(n, np.int64)
+    row_rank[big_rows] = np.arange(big_rows.size)
+    n_batches = -(-in_big.size // capacity)
+    for bt in range(n_batches):
+        batch = in_big[bt * capacity:(bt + 1) * capacity]
+        slots, slot_of, slot_start = batch_slots(batch, e_rows, big_rows, row_rank)
+        with threads(workers_for(batch.size * stride)):
+            workers = numba.get_num_threads()
+            evaluate_batch(batch, slot_of, entries, e_rows, n_drawn, stride, entry_sample,
+                           s_image, s_row, s_col, store, unclamped, kinds, params, buffer,
+                           workers)
+            _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer,
+                         thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
+                         count_off, finalise and bt == n_batches - 1, keep_table, table, wl,
+                         tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion, workers)
 
 
 def _offsets(amounts: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

@@ -17,8 +17,8 @@ STRATEGIES = ("random", "all", "balanced")
 
 
 def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str = "random",
-                  per_image: int = 1000, ignore: Sequence[int] = (255,), seed: int = 0
-                  ) -> Samples:
+                  per_image: int = 1000, ignore: Sequence[int] = (255,), seed: int = 0,
+                  first_image: int = 0) -> Samples:
     """Pick training pixels from each label image.
 
     Parameters
@@ -31,7 +31,9 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
         'all' (every usable pixel) or 'balanced' (``per_image`` pixels split equally
         among the classes present in the image).
     ignore : label values never sampled (void, unlabelled, background...).
-    seed : image i draws from ``numpy.random.default_rng([seed, i])``.
+    seed : image i draws from ``numpy.random.default_rng([seed, first_image + i])``.
+    first_image : the global index of ``labels[0]`` when they are a shard's images, so
+        that a shard draws the samples all the images would give it.
 
     Returns
     -------
@@ -49,7 +51,7 @@ def sample_pixels(labels: Sequence[ArrayLike], classes: ArrayLike, strategy: str
         if lab.ndim not in (2, 3) or (i and lab.ndim != np.ndim(labels[0])):
             raise ValueError(f"label image {i} must be 2-D (or all 3-D), got shape {lab.shape}")
         usable, usable_index = _usable(lab.ravel(), lookup)
-        rng = np.random.default_rng([seed, i])
+        rng = np.random.default_rng([seed, first_image + i])
         if strategy == "all" or usable.size <= per_image and strategy == "random":
             chosen = usable
         elif strategy == "random":

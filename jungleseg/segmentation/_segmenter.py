@@ -11,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._memory import format_size, physical_memory, training_bytes
 from .._validation import Integral, Interval, ListOf, StrOptions
-from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore, fingerprint
+from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore
+from ..features._store import fingerprint_values
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
@@ -358,11 +359,20 @@ class _Plan:
 def _summary(plan: _Plan) -> dict:
     """The classes, sample count and model metadata of a plan: all a model needs besides
     its DAGs (small, so a task can return it)."""
-    metadata = {"seed": plan.seed, "data_fingerprint": fingerprint(plan.store, plan.samples),
-                "n_training_images": plan.n_images,
-                "guide": _guide_statistics(plan.store, plan.samples),
-                **({"input_values": plan.input_values} if plan.input_values else {})}
-    return {"classes": plan.classes, "n_samples": len(plan.samples), "metadata": metadata}
+    values = [plan.store.values_at(plan.samples, c) for c in range(plan.store.n_channels)]
+    return summary_of(plan.classes, plan.seed, values, plan.samples.label, plan.n_images,
+                      plan.input_values)
+
+
+def summary_of(classes: np.ndarray, seed: int, channel_values: list[np.ndarray],
+               label: np.ndarray, n_images: int, input_values: dict | None) -> dict:
+    """:func:`_summary` from each store channel's values at the samples (all of them, in
+    order) and the samples' labels, however the store is held (data-parallel training
+    gathers them from its shards)."""
+    metadata = {"seed": seed, "data_fingerprint": fingerprint_values(channel_values, label),
+                "n_training_images": n_images, "guide": _guide_statistics(channel_values[0]),
+                **({"input_values": input_values} if input_values else {})}
+    return {"classes": classes, "n_samples": int(label.shape[0]), "metadata": metadata}
 
 
 def _checked_labels(labels, i: int) -> np.ndarray:
@@ -387,10 +397,10 @@ def _checked_labels(labels, i: int) -> np.ndarray:
                      "class values (one integer array per image)")
 
 
-def _guide_statistics(store, samples) -> list[float]:
-    """Mean and standard deviation (1 if zero) of channel 0 over the training pixels: the
-    centre and scale of the guide of edge-aware smoothing."""
-    values = store.values_at(samples, 0).astype(np.float64)
+def _guide_statistics(values: np.ndarray) -> list[float]:
+    """Mean and standard deviation (1 if zero) of channel 0's ``values`` at the training
+    pixels: the centre and scale of the guide of edge-aware smoothing."""
+    values = values.astype(np.float64)
     spread = float(values.std())
     return [float(values.mean()), spread if spread > 0 else 1.0]
 
