@@ -95,20 +95,23 @@ class DaskShards:
 
 def _gather(client, workers: list[str], handles):
     """The values of futures; RuntimeError if one of the ``workers``, which hold the
-    shards, is lost (tasks pinned to it could run nowhere else)."""
-    from distributed import wait
-
-    while True:
-        try:
-            wait(handles if isinstance(handles, list) else [handles], timeout=10)
-        except TimeoutError:
-            _check_workers(client, workers)
-            continue
-        try:
-            return client.gather(handles)
-        except BaseException:  # cancelled (a CancelledError) or failed: a lost worker?
-            _check_workers(client, workers)
-            raise
+    shards, is lost (tasks pinned to it could run nowhere else). Each result is awaited
+    10 s at a time, checking the workers in between: a result whose worker died after
+    computing it would otherwise be waited for forever (the scheduler would recompute it
+    on that worker only)."""
+    futures = handles if isinstance(handles, list) else [handles]
+    values = []
+    for future in futures:
+        while True:
+            try:
+                values.append(future.result(timeout=10))
+                break
+            except TimeoutError:
+                _check_workers(client, workers)
+            except BaseException:  # cancelled (a CancelledError) or failed: a lost worker?
+                _check_workers(client, workers)
+                raise
+    return values if isinstance(handles, list) else values[0]
 
 
 def _check_workers(client, workers: list[str]) -> None:

@@ -139,6 +139,40 @@ def test_killed_worker_is_retried_with_the_same_result(client, faces):
     assert same_model(local.jungle_, result["model"].jungle_)
 
 
+def test_a_lost_shard_worker_ends_a_data_parallel_fit_with_a_clear_error(faces):
+    """Shards live only on their workers: killing one mid-fit must end the fit with a
+    RuntimeError naming it, never leave it waiting (on its own cluster, as the kill
+    restarts a worker)."""
+    images, labels = faces
+    kw = dict(max_depth=14, samples_per_image=3000, n_candidate_features=60, max_width=32)
+    with jd.connect(workers=2) as own:
+        pids = own.run(os.getpid)
+        outcome = {}
+
+        def train():
+            try:
+                jd.fit(small(**kw), images, labels, own, data_parallel=True)
+                outcome["error"] = None
+            except RuntimeError as err:
+                outcome["error"] = err
+
+        worker = threading.Thread(target=train)
+        worker.start()
+        deadline = time.time() + 300  # a cold Numba cache compiles first
+        killed = None
+        while worker.is_alive() and killed is None and time.time() < deadline:
+            busy = [a for a, keys in own.processing().items() if keys and a in pids]
+            if busy:
+                killed = busy[0]
+                os.kill(pids[killed], signal.SIGKILL)
+            time.sleep(0.05)
+        worker.join(120)
+        assert killed, "no shard task was seen running"
+        assert not worker.is_alive(), "the fit still waits for the lost worker"
+        assert outcome["error"] is not None and "was lost" in str(outcome["error"])
+        assert len(str(outcome["error"]).splitlines()) == 1
+
+
 def test_segment_array_on_zarr_equals_whole_image(client, faces, tmp_path):
     images, labels = faces
     seg = small(smoothing=2, max_depth=10).fit(images, labels)
