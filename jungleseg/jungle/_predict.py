@@ -196,9 +196,9 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                             if t > 0 and off < t * saturated:
                                 minor = share / (np.float32(1.0) + np.exp(off / t))
                                 if minor > eps32:
-                                    n_next = _emit(np.uint64(right[i] if go_left else left[i]), minor,
-                                                   j, soft, group, n_next, slot, nxt_pix,
-                                                   nxt_node, nxt_w)
+                                    other = right[i] if go_left else left[i]
+                                    n_next = _emit(np.uint64(other), minor, j, soft, group,
+                                                   n_next, slot, nxt_pix, nxt_node, nxt_w)
                                     share -= minor
                         n_next = _emit(np.uint64(left[i] if go_left else right[i]), share, j, soft,
                                        group, n_next, slot, nxt_pix, nxt_node, nxt_w)
