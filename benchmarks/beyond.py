@@ -193,6 +193,7 @@ def run_soft(args, overrides) -> None:
         config, splits = _folds(name, args.data, args.folds, args.quick)
         table = {}
         for f, (train, test) in enumerate(splits):
+            test = test[:args.test_images]
             jungle, fit_s = _fitted(name, config, overrides, f, train, args.models,
                                     f"split{args.folds[f]}")
             print(f"{name} split {f}: nodes {jungle.node_count} fit {fit_s:.1f} s", flush=True)
@@ -316,6 +317,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="UCI splits")
     parser.add_argument("--quick", action="store_true", help=f"segmentation: {QUICK}")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--test-images", type=int, default=None, metavar="N",
+                        help="soft: score the first N test images only")
     parser.add_argument("--models", default=None, metavar="DIR",
                         help="soft, softcv: keep fitted models here and reuse them")
     args = parser.parse_args()
