@@ -3,11 +3,14 @@ auto-context on Stanford Background (k-fold), FASSEG (V2+V3 train, V2 test) and 
 
 Per option: mean Jaccard, pixel accuracy, log loss and Brier score (labelled test pixels;
 probabilities as segmentation returns them, smoothing included), nodes, fit and segment
-seconds; soft routing also split-node visits per pixel and Mpx/s of the traversal alone.
+seconds; soft routing also split-node visits per pixel, Mpx/s of the traversal alone and
+its time over the hard traversal's (timed in turn, best of 3); ``softcv`` chooses the
+soft-routing factor and epsilon on held-back training images.
 UCI: accuracy, balanced accuracy, log loss, nodes and fit seconds, on the paper's 50/50
 splits and on one-class-against-the-rest sets (imbalanced).
 
     python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg] [--folds 0 1 2 3 4]
+    python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg]
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
 
@@ -39,8 +42,12 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 QUICK = {"sampling.samples_per_image": 400, "jungle.n_candidate_features": 40,
          "jungle.max_depth": 18}
 SOFT = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2), (0.2, 1e-2), (0.1, 1e-3)]
-#: The options of a --quick run (soft routing costs several times the hard traversal).
-SOFT_QUICK = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2)]
+#: The (factor, epsilon) grid ``softcv`` tries on held-back training images.
+SOFT_GRID = [(0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
+#: The options of a --quick run: hard routing and the grid.
+SOFT_QUICK = [(0.0, 0.0), *SOFT_GRID]
+#: ``softcv`` picks the fewest visits among settings keeping this share of the best gain.
+KEEP_GAIN = 0.8
 
 
 def _folds(name: str, data: str | None, folds: list[int], quick: bool):
@@ -97,18 +104,76 @@ def judge(jungle, test, **routing) -> dict:
             "segment_s": seconds, "mpx_s": pixels / seconds / 1e6}
 
 
-def traversal(jungle, test, soft: float, eps: float, n: int = 8) -> tuple[float, float]:
-    """Split-node visits per pixel and Mpx/s of the traversal alone (channels prepared
-    beforehand) on the first ``n`` test images."""
-    stores = [jungle.family.prepare([im], pad=jungle.point_reach or 0) for im, _ in test[:n]]
-    visits = pixels = 0
+def judge_routings(jungle, test, settings) -> list[dict]:
+    """:func:`judge` of each (factor, epsilon) setting, each test image's channels prepared
+    once for all settings; ``segment_s`` and ``mpx_s`` then cover traversal and smoothing."""
+    from jungleseg.segmentation import segment_prepared
+
+    conf = [0 for _ in settings]
+    sums = [{"log_loss": 0.0, "brier": 0.0, "n": 0, "segment_s": 0.0} for _ in settings]
+    for im, lab in test:
+        store = jungle.family.prepare([im], pad=jungle.point_reach or 0)
+        for k, (soft, eps) in enumerate(settings):
+            start = time.perf_counter()
+            labels, proba = segment_prepared(jungle, store, 0, soft=soft, soft_epsilon=eps)
+            sums[k]["segment_s"] += time.perf_counter() - start
+            conf[k] = conf[k] + confusion_matrix([lab], [labels], jungle.classes)
+            count = int(np.sum(lab != 255))
+            p = probability_scores([lab], [proba], jungle.classes)
+            sums[k]["log_loss"] += p["log_loss"] * count
+            sums[k]["brier"] += p["brier"] * count
+            sums[k]["n"] += count
+    pixels = sum(lab.size for _, lab in test)
+    out = []
+    for c, t in zip(conf, sums):
+        sc = scores(c)
+        out.append({"jaccard": sc.mean_jaccard, "accuracy": sc.pixel_accuracy,
+                    "log_loss": t["log_loss"] / t["n"], "brier": t["brier"] / t["n"],
+                    "segment_s": t["segment_s"], "mpx_s": pixels / t["segment_s"] / 1e6})
+    return out
+
+
+def _fitted(name: str, config: str, overrides: dict, split: int, train, models, tag: str):
+    """The split's fitted estimator's jungle and fit seconds; with ``models`` (a folder)
+    loaded from ``<models>/<name>_<tag>.h5`` where a previous run saved it (fit seconds
+    then nan), else fitted and saved there."""
+    from jungleseg import load_model, save_model
+
+    path = Path(models) / f"{name}_{tag}.h5" if models else None
+    if path is not None and path.exists():
+        return load_model(path), float("nan")
+    model = _estimator(config, overrides, split)
     start = time.perf_counter()
-    for store in stores:
-        counts = {}
-        jungle.classify_image(store, 0, None, False, soft=soft, epsilon=eps, counts=counts)
-        visits += counts["visits"]
-        pixels += counts["pixels"]
-    return visits / pixels, pixels / (time.perf_counter() - start) / 1e6
+    model.fit([im for im, _ in train], [lab for _, lab in train])
+    fit_s = time.perf_counter() - start
+    if path is not None:
+        save_model(model.jungle_, path)
+    return model.jungle_, fit_s
+
+
+def traversal(jungle, test, settings, n: int = 4, repeats: int = 3) -> list[tuple]:
+    """(split-node visits per pixel, Mpx/s, time / hard time) of hard routing and then of
+    each (factor, epsilon) setting: the traversal alone (channels prepared beforehand) on
+    the first ``n`` test images. Hard routing and the settings are timed in turn,
+    ``repeats`` times, and each keeps its best time, so that a shared machine's load hits
+    them alike."""
+    stores = [jungle.family.prepare([im], pad=jungle.point_reach or 0) for im, _ in test[:n]]
+    runs = [(0.0, 0.0), *settings]
+    best, visits = [np.inf] * len(runs), [0.0] * len(runs)
+    pixels = sum(int(s.height[0]) * int(s.width[0]) for s in stores)
+    for r in range(repeats + 1):  # the first round compiles or loads the kernel
+        for k, (soft, eps) in enumerate(runs):
+            total = 0
+            start = time.perf_counter()
+            for store in stores:
+                counts = {}
+                jungle.classify_image(store, 0, None, False, soft=soft, epsilon=eps,
+                                      counts=counts)
+                total += counts["visits"]
+            if r:
+                best[k] = min(best[k], time.perf_counter() - start)
+            visits[k] = total / pixels
+    return [(visits[k], pixels / best[k] / 1e6, best[k] / best[0]) for k in range(len(runs))]
 
 
 def _row(prefix: str, r: dict) -> str:
@@ -128,19 +193,52 @@ def run_soft(args, overrides) -> None:
         config, splits = _folds(name, args.data, args.folds, args.quick)
         table = {}
         for f, (train, test) in enumerate(splits):
-            model = _estimator(config, overrides, f)
-            start = time.perf_counter()
-            model.fit([im for im, _ in train], [lab for _, lab in train])
-            fit_s = time.perf_counter() - start
-            print(f"{name} split {f}: nodes {model.node_count_} fit {fit_s:.1f} s", flush=True)
-            for soft, eps in (SOFT_QUICK if args.quick else SOFT):
-                r = judge(model.jungle_, test, soft=soft, soft_epsilon=eps)
-                r["visits_px"], r["traverse_mpx_s"] = traversal(model.jungle_, test, soft, eps)
+            test = test[:args.test_images]
+            jungle, fit_s = _fitted(name, config, overrides, f, train, args.models,
+                                    f"split{args.folds[f]}")
+            print(f"{name} split {f}: nodes {jungle.node_count} fit {fit_s:.1f} s", flush=True)
+            settings = SOFT_QUICK if args.quick else SOFT
+            costs = traversal(jungle, test, settings[1:])
+            print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
+            for (soft, eps), cost, r in zip(settings, costs,
+                                            judge_routings(jungle, test, settings)):
+                r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
                 table.setdefault((soft, eps), []).append(r)
                 print(_row(f"  soft {soft:<5} eps {eps:<6}", r), flush=True)
         print(f"{name}: mean over {len(splits)} split(s)")
         for (soft, eps), rows in table.items():
             print(_row(f"  soft {soft:<5} eps {eps:<6}", _mean(rows)), flush=True)
+
+
+def run_softcv(args, overrides) -> None:
+    """Choose the soft-routing factor and epsilon on training images only: fit on the
+    training images of the first split but a held-back fifth (seeded), score every
+    :data:`SOFT_GRID` setting on that fifth (at most 40 of its images), and pick the
+    fewest visits per pixel among the settings that keep :data:`KEEP_GAIN` of the best
+    log-loss gain over hard routing. The test images are never read."""
+    for name in args.sets:
+        config, splits = _folds(name, args.data, args.folds[:1], args.quick)
+        train = splits[0][0]
+        order = np.random.default_rng(123).permutation(len(train))
+        held = [train[i] for i in sorted(order[:len(train) // 5])][:40]
+        fit = [train[i] for i in sorted(order[len(train) // 5:])]
+        jungle, fit_s = _fitted(name, config, overrides, 0, fit, args.models, "cv")
+        print(f"{name}: fit on {len(fit)} training images, scored on {len(held)} held back "
+              f"(nodes {jungle.node_count}, fit {fit_s:.1f} s)", flush=True)
+        settings = [(0.0, 0.0), *SOFT_GRID]
+        rows = {}
+        costs = traversal(jungle, held, SOFT_GRID, n=2, repeats=2)
+        print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
+        for k, cost, r in zip(settings, costs, judge_routings(jungle, held, settings)):
+            r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
+            rows[k] = r
+            print(_row(f"  soft {k[0]:<5} eps {k[1]:<6}", r), flush=True)
+        hard = rows.pop((0.0, 0.0))
+        gain = {k: hard["log_loss"] - r["log_loss"] for k, r in rows.items()}
+        keep = [k for k in rows if gain[k] >= KEEP_GAIN * max(gain.values())]
+        soft, eps = min(keep, key=lambda k: rows[k]["visits_px"])
+        print(f"{name}: chosen soft {soft} soft_epsilon {eps} (gain "
+              f"{gain[soft, eps]:.3f} of the best {max(gain.values()):.3f})", flush=True)
 
 
 def run_context(args, overrides) -> None:
@@ -211,7 +309,7 @@ def run_criteria(args, overrides) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("soft", "criteria", "context"))
+    parser.add_argument("what", choices=("soft", "softcv", "criteria", "context"))
     parser.add_argument("--data", default=None)
     parser.add_argument("--sets", nargs="+", default=["stanford", "fasseg"])
     parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
@@ -219,11 +317,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="UCI splits")
     parser.add_argument("--quick", action="store_true", help=f"segmentation: {QUICK}")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--test-images", type=int, default=None, metavar="N",
+                        help="soft: score the first N test images only")
+    parser.add_argument("--models", default=None, metavar="DIR",
+                        help="soft, softcv: keep fitted models here and reuse them")
     args = parser.parse_args()
     overrides = {**(QUICK if args.quick else {}), **parse_overrides(args.set)}
     print(f"overrides: {overrides}", flush=True)
     warm_up()
-    {"soft": run_soft, "criteria": run_criteria, "context": run_context}[args.what](
+    {"soft": run_soft, "softcv": run_softcv, "criteria": run_criteria,
+     "context": run_context}[args.what](
         args, overrides)
 
 

@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--soft", type=float, metavar="F",
                    help="soft routing factor (0: hard; default: the model's own)")
     p.add_argument("--soft-epsilon", type=float, metavar="E",
-                   help="soft routing: follow branches of weight above E only")
+                   help="soft routing: a split whose minor share is at most E steps hard")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
 
     p = add("evaluate", cluster, data,

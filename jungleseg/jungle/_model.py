@@ -120,6 +120,11 @@ class Jungle:
             return np.zeros(0, np.float32)
         return np.ascontiguousarray(np.concatenate([d.spread for d in self.dags]))
 
+    @cached_property
+    def _widest(self) -> int:
+        """Nodes in the widest level of any DAG (bounds a pixel's soft-routing paths)."""
+        return int(max(np.diff(d.level_start.astype(np.int64)).max() for d in self.dags))
+
     def soft_routing(self, soft: float | None = None, epsilon: float | None = None
                      ) -> tuple[float, float]:
         """The soft-routing factor and pruning epsilon to use: the given values, else the
@@ -172,9 +177,9 @@ class Jungle:
         labels = np.empty(index.shape[0], np.int32)
         visits = np.zeros(-(-index.shape[0] // 32), np.int64)
         with threads(workers_for(index.shape[0] * self.max_feature_evaluations)):
-            predict_pixels(*self._packed, self._spread, store.as_tuple(), image, index,
-                           self._read_mode(store, image, index), soft, epsilon, proba, labels,
-                           visits, numba.get_num_threads())
+            predict_pixels(*self._packed, self._spread, self._widest, store.as_tuple(), image,
+                           index, self._read_mode(store, image, index), soft, epsilon, proba,
+                           labels, visits, numba.get_num_threads())
         if counts is not None:
             counts.update(visits=int(visits.sum()), pixels=int(index.shape[0]))
         return labels, (proba if probabilities else None)
@@ -235,8 +240,9 @@ class Jungle:
         with threads(workers_for(h * w * self.max_feature_evaluations)):
             for j in range(n):
                 predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
-                               leaf_value, self._spread, view, j, every_pixel, POINT_STEPS,
-                               soft, epsilon, out[j], labels, visits, numba.get_num_threads())
+                               leaf_value, self._spread, self._widest, view, j, every_pixel,
+                               POINT_STEPS, soft, epsilon, out[j], labels, visits,
+                               numba.get_num_threads())
         return out.reshape(n, h, w, self.n_classes)
 
     @cached_property

@@ -63,62 +63,27 @@ def _pixel_response(mode, i, p, r, c, kind, kind2d, params, first, second, store
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _soft_dag(base, leaf_first, mode, p, r, c, kind, kind2d, params, threshold, left, right,
-              leaf_value, spread, soft, epsilon, first, second, store, image, one, value,
-              weight, frontier, mix):
-    """Soft descent of one pixel through one DAG: the gate of split node i sends the share
-    ``sigmoid((v - threshold) / (soft * spread[i]))`` of the weight reaching it right and
-    the rest left (hard where the temperature is 0); weights of paths that meet add up,
-    level by level, and branches of weight <= ``epsilon`` are dropped. Writes the
-    weight-mixed leaf distribution (renormalised over the leaves reached) to ``mix`` and
-    returns the number of split nodes visited."""
-    mix[:] = 0.0
-    weight[0] = 1.0
-    frontier[0, 0] = 0
-    n_cur = 1
-    side = 0
-    visits = 0
-    total = 0.0
-    while n_cur > 0:
-        n_next = 0
-        for q in range(n_cur):
-            node = frontier[side, q]
-            w = weight[node]
-            weight[node] = 0.0
-            i = base + np.uint64(node)
-            if left[i] < 0:
-                leaf = leaf_first - 1 - left[i]
-                total += w
-                for k in range(mix.shape[0]):
-                    mix[k] += w * leaf_value[leaf, k]
-                continue
-            v = _pixel_response(mode, i, p, r, c, kind, kind2d, params, first, second, store,
-                                image, one, value)
-            visits += 1
-            t = soft * spread[i]
-            if t > 0:
-                gate = 1.0 / (1.0 + np.exp(-(float(v) - float(threshold[i])) / t))
-            else:
-                gate = 0.0 if v < threshold[i] else 1.0
-            for branch in range(2):
-                child = left[i] if branch == 0 else right[i]
-                share = w * (1.0 - gate) if branch == 0 else w * gate
-                if share > epsilon:
-                    if weight[child] == 0.0:
-                        frontier[1 - side, n_next] = child
-                        n_next += 1
-                    weight[child] += share
-        side = 1 - side
-        n_cur = n_next
-    for k in range(mix.shape[0]):
-        mix[k] /= total
-    return visits
+def _emit(child, share, j, soft, group, n_next, slot, nxt_pix, nxt_node, nxt_w):
+    """Add ``share`` of pixel ``j``'s weight to ``child`` in the next level's frontier, whose
+    entries ``group:n_next`` are pixel j's: onto j's entry for that child if it has one
+    (paths meeting), else as a new entry (``slot`` remembers where each child went; with
+    hard routing a pixel has one entry, so nothing can meet). Returns the new count."""
+    if soft > 0:
+        s = slot[child]
+        if group <= s < n_next and nxt_node[s] == child:
+            nxt_w[s] += share
+            return n_next
+        slot[child] = n_next
+    nxt_pix[n_next] = j
+    nxt_node[n_next] = child
+    nxt_w[n_next] = share
+    return n_next + 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
-                   spread, store, image, index, mode, soft, epsilon, proba, labels, visits,
-                   n_workers):
+                   spread, widest, store, image, index, mode, soft, epsilon, proba, labels,
+                   visits, n_workers):
     """Classify the listed pixels (flat indices ``row * width + col``) of one image.
 
     Writes each listed pixel's class index (the most probable, the first of equals) to
@@ -128,15 +93,28 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     (:data:`CLAMPED`, :data:`POINT_STEPS`, :data:`DEPTH_STEPS`); all give the same result.
     ``visits[b]`` receives the number of split nodes block b evaluated.
 
-    With ``soft == 0`` (hard routing), blocks of neighbouring listed pixels descend each
-    DAG one level at a time: neighbours mostly share nodes, so node data stay in cache and
-    branches predict well. Each pixel sums the DAGs in order and scales once, so the result
-    equals :func:`predict_proba` bit for bit whatever the thread count. Node and probe
-    indices are unsigned, so that Numba skips its negative-index wraparound test on every
-    read. With ``soft > 0`` each pixel descends each DAG softly (:func:`_soft_dag`, gates
-    of temperature ``soft * spread[node]``, branches of weight <= ``epsilon`` dropped) and
-    its probabilities average the DAGs' weighted leaf mixtures; ``spread`` is then the
-    packed per-node spread (unused, and may be empty, with ``soft == 0``).
+    Blocks of neighbouring listed pixels descend each DAG together, one level at a time:
+    neighbours mostly share nodes, so node data and probed pixels stay in cache. A block's
+    frontier lists (pixel, node, weight) entries, a pixel's entries together. With
+    ``soft == 0`` (hard routing) each pixel has one entry of weight 1 that steps to the
+    child its response picks; each pixel sums the DAGs' leaf distributions in order and
+    scales once, so the result equals :func:`predict_proba` bit for bit whatever the
+    thread count.
+
+    With ``soft > 0`` a split node i of temperature ``T = soft * spread[i]`` would send
+    the share ``w * sigmoid(-|v - threshold| / T)`` of the weight ``w`` reaching it to the
+    branch its response does not pick (the minor branch) and the rest to the other. If
+    that minor share is at most ``epsilon`` the node steps hard, passing all of ``w`` on:
+    the gate is saturated. That holds without evaluating the gate whenever
+    ``|v - threshold| >= T * log(1 / epsilon - 1)`` (the bound for ``w <= 1``), so a pixel
+    whose gates are saturated costs what a hard one does. Weights of paths that meet at a
+    node add up; every entry carries more than ``epsilon``, so a pixel has fewer than
+    ``1 / epsilon + 1`` entries per level (and at most ``widest``, the widest level), and
+    its weights still sum to 1 over the leaves. Weights are float32; a pixel's
+    probabilities are the DAGs' weight-mixed leaf distributions, averaged. ``spread`` is
+    the packed per-node spread (unused, and may be empty, with ``soft == 0``). Node and
+    probe indices are unsigned, so that Numba skips its negative-index wraparound test on
+    every read.
     """
     pixels, origin, height, width, stride, _, integral, integral_offset = store
     w = width[image]
@@ -148,17 +126,27 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     write_proba = proba.shape[0] > 0
     n = index.shape[0]
     n_blocks = (n + _BLOCK - 1) // _BLOCK
+    soft32 = np.float32(soft)
+    eps32 = np.float32(epsilon)
+    per_pixel = 1
+    saturated = np.float32(np.inf)  # gates saturate where |v - threshold| >= T * this
+    if soft > 0:
+        per_pixel = widest
+        if epsilon > 0:
+            per_pixel = min(widest, int(1.0 / epsilon) + 1)
+            saturated = np.float32(np.log(1.0 / epsilon - 1.0)) if epsilon < 0.5 else \
+                np.float32(0.0)
     largest = np.max(node_start[1:] - node_start[:-1]) if soft > 0 else 1
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
-        node = np.empty(_BLOCK, np.uint64)
         at_pixel = np.empty(_BLOCK, np.int64)
         acc = np.empty((_BLOCK, n_classes), np.float32)
         one = np.zeros(1, np.int64)
         value = np.empty(1, np.float32)
-        weight = np.zeros(largest, np.float64)
-        frontier = np.empty((2, largest), np.int64)
-        mix = np.empty(n_classes, np.float64)
+        ent_pix = np.empty((2, _BLOCK * per_pixel), np.int64)
+        ent_node = np.empty((2, _BLOCK * per_pixel), np.uint64)
+        ent_w = np.empty((2, _BLOCK * per_pixel), np.float32)
+        slot = np.full(largest, -1, np.int64)
         while True:
             task = claim(counter)
             if task >= n_blocks:
@@ -172,34 +160,50 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
             count = 0
             for g in range(node_start.shape[0] - 1):
                 base = np.uint64(node_start[g])
-                if soft > 0:
-                    for j in range(m):
-                        count += _soft_dag(base, leaf_start[g], mode, at_pixel[j],
-                                           index[lo + j] // w, index[lo + j] % w, kind, kind2d,
-                                           params, threshold, left, right, leaf_value, spread,
-                                           soft, epsilon, first, second, store, image, one,
-                                           value, weight, frontier, mix)
-                        for c in range(n_classes):
-                            acc[j, c] += np.float32(mix[c])
-                    continue
-                node[:m] = 0
-                active = True
-                while active:
-                    active = False
-                    for j in range(m):
-                        i = base + node[j]
+                for j in range(m):
+                    ent_pix[0, j] = j
+                    ent_node[0, j] = 0
+                    ent_w[0, j] = 1.0
+                side = 0
+                n_cur = m
+                while n_cur > 0:
+                    cur_pix, cur_node, cur_w = ent_pix[side], ent_node[side], ent_w[side]
+                    nxt_pix, nxt_node, nxt_w = ent_pix[1 - side], ent_node[1 - side], \
+                        ent_w[1 - side]
+                    n_next = 0
+                    group = 0
+                    last = -1
+                    for e in range(n_cur):
+                        j = cur_pix[e]
+                        if j != last:
+                            group = n_next
+                            last = j
+                        i = base + cur_node[e]
+                        share = cur_w[e]
                         if left[i] < 0:
+                            leaf = leaf_start[g] - 1 - left[i]
+                            for c in range(n_classes):
+                                acc[j, c] += share * leaf_value[leaf, c]
                             continue
                         v = _pixel_response(mode, i, at_pixel[j], index[lo + j] // w,
                                             index[lo + j] % w, kind, kind2d, params, first,
                                             second, store, image, one, value)
-                        node[j] = left[i] if v < threshold[i] else right[i]
                         count += 1
-                        active = True
-                for j in range(m):
-                    leaf = leaf_start[g] - 1 - left[base + node[j]]
-                    for c in range(n_classes):
-                        acc[j, c] += leaf_value[leaf, c]
+                        go_left = v < threshold[i]
+                        if soft > 0:
+                            t = soft32 * spread[i]
+                            off = abs(v - threshold[i])
+                            if t > 0 and off < t * saturated:
+                                minor = share / (np.float32(1.0) + np.exp(off / t))
+                                if minor > eps32:
+                                    other = right[i] if go_left else left[i]
+                                    n_next = _emit(np.uint64(other), minor, j, soft, group,
+                                                   n_next, slot, nxt_pix, nxt_node, nxt_w)
+                                    share -= minor
+                        n_next = _emit(np.uint64(left[i] if go_left else right[i]), share, j, soft,
+                                       group, n_next, slot, nxt_pix, nxt_node, nxt_w)
+                    side = 1 - side
+                    n_cur = n_next
             visits[task] = count
             for j in range(m):
                 best = 0

@@ -40,7 +40,8 @@ def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float 
     jungle : Jungle
         A trained or loaded model.
     soft, soft_epsilon : float, optional
-        Soft-routing factor (0: hard routing) and pruning threshold on path weights.
+        Soft-routing factor (0: hard routing) and pruning threshold (a split whose
+        minor share is at most ``soft_epsilon`` steps hard).
 
     Returns
     -------

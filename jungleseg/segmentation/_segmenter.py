@@ -71,8 +71,11 @@ class JungleSegmenter(JungleBase):
         standard deviation of the node's training responses; weights add where paths meet
         and each DAG's vote is its leaves' distributions mixed by weight.
     soft_epsilon : float
-        Soft routing follows only branches whose path weight exceeds this (0: all), and
-        renormalises over the leaves reached.
+        Pruning of soft routing: a split whose share for the branch the response does not
+        pick would be at most this steps hard (the whole weight goes the picked way), so
+        each path carries more than ``soft_epsilon`` and the weights still sum to 1
+        (0: every branch of positive weight; >= 0.5: hard routing). Larger values follow
+        fewer paths, so cost less.
     auto_context : int
         Stages of auto-context (1: none). Stage s + 1 also probes stage s's class
         probability maps as channels, at offsets like any channel; its training maps
