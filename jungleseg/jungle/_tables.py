@@ -154,6 +154,16 @@ def _layout(offset, n_drawn, n_t, n_classes, in_table):
 
 
 @njit(cache=True, inline="always")
+def _finalise_scratch(n_classes, n_t):
+    """One worker's scratch arrays for :func:`_columns` and :func:`_finalise`: class
+    columns, the classes a node holds, and per-threshold left histograms, left weights,
+    parent histogram and costs."""
+    return (np.empty(n_classes, np.int64), np.empty(n_classes, np.int64),
+            np.empty((n_t, n_classes), np.int64), np.empty(n_t, np.int64),
+            np.empty(n_classes, np.int64), np.empty(n_t))
+
+
+@njit(cache=True, inline="always")
 def _at(layout, k, t, c, classes):
     """Index of (candidate k, bin t, compact class c) in a node's counts."""
     offset, sk, st, sc, full = layout
@@ -202,13 +212,9 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
         spare = np.empty(n_sub, np.uint64)
         no_order = np.empty(0, np.int64)
         digit_counts = np.empty(256, np.int64)
-        column = np.empty(n_classes, np.int64)
-        classes = np.empty(n_classes, np.int64)
         scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
-        left_buf = np.empty((n_t, n_classes), np.int64)
-        w_left_buf = np.empty(n_t, np.int64)
-        parent_buf = np.empty(n_classes, np.int64)
-        costs_buf = np.empty(n_t)
+        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+            n_classes, n_t)
         while True:
             task = claim(counter)
             if task >= b - a:
@@ -283,12 +289,8 @@ def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, 
     flat_table = table.reshape(-1)
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
-        column = np.empty(n_classes, np.int64)
-        classes = np.empty(n_classes, np.int64)
-        left_buf = np.empty((n_t, n_classes), np.int64)
-        w_left_buf = np.empty(n_t, np.int64)
-        parent_buf = np.empty(n_classes, np.int64)
-        costs_buf = np.empty(n_t)
+        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+            n_classes, n_t)
         while True:
             t = claim(counter)
             if t >= big_rows.shape[0]:
@@ -323,12 +325,8 @@ def finalise_tables(counts, n_drawn, n_thr, P, keep_table, table, wl, tree_cost,
     flat = counts.reshape(-1)
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
-        column = np.empty(n_classes, np.int64)
-        classes = np.empty(n_classes, np.int64)
-        left_buf = np.empty((n_t, n_classes), np.int64)
-        w_left_buf = np.empty(n_t, np.int64)
-        parent_buf = np.empty(n_classes, np.int64)
-        costs_buf = np.empty(n_t)
+        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+            n_classes, n_t)
         while True:
             i = claim(counter)
             if i >= counts.shape[0]:
