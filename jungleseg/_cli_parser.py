@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, help="use only the first N training images")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a config value, e.g. --set jungle.max_width=128")
+    p.add_argument("--data-parallel", action="store_true",
+                   help="on a cluster, train every DAG on the images sharded over the "
+                        "workers (each keeps only its shard's channels) instead of one "
+                        "task per DAG; the same model")
 
     p = add("segment", memory, cluster, help="segment image files or folders")
     p.add_argument("model")

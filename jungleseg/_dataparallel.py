@@ -15,9 +15,15 @@ the number of shards: a shard prepares exactly what the whole would give its ima
 (channels per image, samples from per-image random streams, entries by global image),
 and growth (:func:`jungleseg.jungle._sharded.grow_sharded`) reproduces one process's
 every number. Auto-context, priority growth and dGMML splits are refused with a
-ValueError. A lost worker loses its shards (they live nowhere else): the driver then
-raises a RuntimeError rather than retrying, and the fit must be run again (``docs/design.md``
-on how reliably).
+ValueError.
+
+A lost worker loses its shards, which live nowhere else. The driver keeps what makes
+them: each shard's images and plan, and the journal of every step that changed the
+shards' states since. It rebuilds a lost shard on a living worker (the one holding
+fewest shards) by preparing it again and replaying the journal, then asks again for the
+results it was waiting for. Every step is deterministic, so the model is the one an
+undisturbed fit gives. Up to :data:`LOST_WORKERS_TOLERATED` losses per fit are retried
+so; after that, or with no worker left, the fit ends with a one-line RuntimeError.
 """
 from __future__ import annotations
 
@@ -36,6 +42,18 @@ if TYPE_CHECKING:
     from .segmentation import JungleSegmenter
 
 
+#: how many lost workers one data-parallel fit recovers from before it gives up
+LOST_WORKERS_TOLERATED = 3
+
+
+class WorkersLost(RuntimeError):
+    """Workers that held shards were lost (``workers``, their addresses)."""
+
+    def __init__(self, workers: list[str]):
+        super().__init__(f"worker {workers[0]}, which held a shard, was lost")
+        self.workers = workers
+
+
 def _task(step, *args):
     from ._workers import threads
 
@@ -43,12 +61,24 @@ def _task(step, *args):
         return step(*args)
 
 
+class _Work:
+    """Futures submitted by ``make()``, and the recipe to submit them again once lost
+    shards are rebuilt (``make`` reads the executor's current states)."""
+
+    def __init__(self, make):
+        self.make, self.futures = make, make()
+
+
 class DaskShards:
     """The executor of :mod:`jungleseg.jungle._sharded` on a cluster: shard s's state is a
-    future on worker ``workers[s]``, and every step on it runs there."""
+    future on worker ``workers[s]``, and every step on it runs there. ``origins[s]`` is
+    a ``(function, args)`` computing shard s's first state from scratch: with the journal
+    of updates since, it rebuilds a lost shard (module docstring)."""
 
-    def __init__(self, client, states: list, workers: list[str]):
+    def __init__(self, client, states: list, workers: list[str], origins: list,
+                 lost: int = 0):
         self.client, self.states, self.workers = client, list(states), list(workers)
+        self.origins, self.journal, self.lost = origins, [], lost
 
     def _on(self, s: int, step, *args):
         return self.client.submit(_task, step, self.states[s], *args,
@@ -57,54 +87,81 @@ class DaskShards:
 
     def update(self, step, *args) -> None:
         """Replace every shard's state by ``step(state, *args)``, on its worker."""
+        self.journal.append((step, args))
         self.states = [self._on(s, step, *args) for s in range(len(self.states))]
 
-    def each(self, step, *args) -> list:
-        """Futures of ``step(state, *args)`` of every shard."""
-        return [self._on(s, step, *args) for s in range(len(self.states))]
+    def each(self, step, *args) -> _Work:
+        """``step(state, *args)`` of every shard (a handle for :meth:`gather`)."""
+        return _Work(lambda: [self._on(s, step, *args) for s in range(len(self.states))])
 
-    def each_with(self, step, per_shard: list, *args) -> list:
-        """Futures of ``step(state, per_shard[s], *args)`` of every shard s."""
-        return [self._on(s, step, per_shard[s], *args) for s in range(len(self.states))]
+    def each_with(self, step, per_shard: list, *args) -> _Work:
+        """``step(state, per_shard[s], *args)`` of every shard s."""
+        return _Work(lambda: [self._on(s, step, per_shard[s], *args)
+                              for s in range(len(self.states))])
 
-    def chain(self, step, first, *args):
-        """The future of ``step(state, value, *args)`` run shard after shard, each on the
-        value the shard before returned (small arrays, moved from worker to worker)."""
-        value = first
-        for s in range(len(self.states)):
-            value = self._on(s, step, value, *args)
-        return value
+    def chain(self, step, first, *args) -> _Work:
+        """``step(state, value, *args)`` run shard after shard, each on the value the
+        shard before returned (small arrays, moved from worker to worker)."""
+        def make():
+            value = first
+            for s in range(len(self.states)):
+                value = self._on(s, step, value, *args)
+            return value
+        return _Work(make)
 
     def share(self, value):
         """``value`` scattered to every worker once, for the steps that read it."""
         return self.client.scatter(value, broadcast=True, hash=False)
 
-    def total(self, handles: list):
-        """The future of the sum of the handles' tables: a tree of :func:`sum_tables`
-        tasks, pairs of neighbours first (they share a worker when shards do)."""
-        while len(handles) > 1:
-            handles = [self.client.submit(sum_tables, handles[j], handles[j + 1], pure=False)
-                       if j + 1 < len(handles) else handles[j]
-                       for j in range(0, len(handles), 2)]
-        return handles[0]
+    def total(self, parts: _Work) -> _Work:
+        """The sum of the parts' tables: a tree of :func:`sum_tables` tasks, pairs of
+        neighbours first (they share a worker when shards do)."""
+        def make():
+            handles = parts.make() if parts.futures is None else parts.futures
+            parts.futures = None  # a resubmission makes the parts again
+            while len(handles) > 1:
+                handles = [self.client.submit(sum_tables, handles[j], handles[j + 1],
+                                              pure=False)
+                           if j + 1 < len(handles) else handles[j]
+                           for j in range(0, len(handles), 2)]
+            return handles[0]
+        return _Work(make)
 
-    def gather(self, handles):
-        """The values of futures (:func:`_gather`)."""
-        return _gather(self.client, self.workers, handles)
+    def gather(self, work: _Work):
+        """The values of a handle's futures; lost shards are rebuilt and the futures
+        submitted again (module docstring)."""
+        while True:
+            try:
+                return _gather(self.client, self.workers, work.futures)
+            except WorkersLost as lost:
+                self._rebuild(lost.workers)
+                work.futures = work.make()
+
+    def _rebuild(self, lost: list[str]) -> None:
+        self.lost = _counted_losses(self.lost, lost)
+        gone = [s for s, where in enumerate(self.workers) if where in lost]
+        self.workers = _replaced(self.client, self.workers, lost)
+        for s in gone:
+            function, args = self.origins[s]
+            self.states[s] = self.client.submit(_task, function, *args,
+                                                workers=[self.workers[s]],
+                                                allow_other_workers=False, pure=False)
+            for step, step_args in self.journal:
+                self.states[s] = self._on(s, step, *step_args)
 
 
 def _gather(client, workers: list[str], handles):
-    """The values of futures; RuntimeError if one of the ``workers``, which hold the
-    shards, is lost (tasks pinned to it could run nowhere else). Each result is awaited
-    10 s at a time, checking the workers in between: a result whose worker died after
-    computing it would otherwise be waited for forever (the scheduler would recompute it
-    on that worker only)."""
+    """The values of futures; :class:`WorkersLost` if one of the ``workers``, which hold
+    the shards, is lost (tasks pinned to it could run nowhere else). Each result is
+    awaited 2 s at a time, checking the workers in between: a result whose worker died
+    after computing it would otherwise be waited for forever (the scheduler would
+    recompute it on that worker only)."""
     futures = handles if isinstance(handles, list) else [handles]
     values = []
     for future in futures:
         while True:
             try:
-                values.append(future.result(timeout=10))
+                values.append(future.result(timeout=2))
                 break
             except TimeoutError:
                 _check_workers(client, workers)
@@ -114,11 +171,37 @@ def _gather(client, workers: list[str], handles):
     return values if isinstance(handles, list) else values[0]
 
 
+def _counted_losses(before: int, lost: list[str]) -> int:
+    """The fit's lost workers so far; RuntimeError past :data:`LOST_WORKERS_TOLERATED`."""
+    total = before + len(lost)
+    if total > LOST_WORKERS_TOLERATED:
+        raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost, loss {total} "
+                           f"of this fit (at most {LOST_WORKERS_TOLERATED} are recovered "
+                           "from): fit again") from None
+    return total
+
+
+def _replaced(client, workers: list[str], lost: list[str]) -> list[str]:
+    """``workers`` (the worker of each shard) with each lost one replaced by the living
+    worker holding fewest shards."""
+    alive = sorted(set(client.scheduler_info()["workers"]) - set(lost))
+    if not alive:
+        raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost and no worker "
+                           "is left: data-parallel training cannot go on") from None
+    placed = [w for w in workers if w not in lost]
+    out = []
+    for where in workers:
+        if where in lost:
+            where = min(alive, key=lambda a: (placed.count(a), a))
+            placed.append(where)
+        out.append(where)
+    return out
+
+
 def _check_workers(client, workers: list[str]) -> None:
     lost = sorted(set(workers) - set(client.scheduler_info()["workers"]))
     if lost:
-        raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost: data-parallel "
-                           "training cannot go on; fit again") from None
+        raise WorkersLost(lost)
 
 
 def _read(item, what: str):
@@ -221,7 +304,7 @@ class _Here:
     def get(self, handles):
         return handles
 
-    def shards(self, states: list):
+    def shards(self, states: list, origins: list):  # noqa: ARG002 (nothing is lost here)
         from .jungle._sharded import InProcess
 
         return InProcess(states)
@@ -231,7 +314,7 @@ class _There:
     """Runs each shard's steps on its worker, ``where[s]``."""
 
     def __init__(self, client, where: list[str]):
-        self.client, self.where = client, where
+        self.client, self.where, self.lost = client, where, 0
 
     def run(self, s: int, step, *args):
         return self.client.submit(_task, step, *args, workers=[self.where[s]],
@@ -240,8 +323,13 @@ class _There:
     def get(self, handles):
         return _gather(self.client, self.where, handles)
 
-    def shards(self, states: list) -> DaskShards:
-        return DaskShards(self.client, states, self.where)
+    def shards(self, states: list, origins: list) -> DaskShards:
+        return DaskShards(self.client, states, self.where, origins, self.lost)
+
+    def replace(self, lost: list[str]) -> None:
+        """Move the shards of lost workers to living ones (counting the loss)."""
+        self.lost = _counted_losses(self.lost, lost)
+        self.where = _replaced(self.client, self.where, lost)
 
 
 def _checked(estimator, images: list, labels: list) -> None:
@@ -298,13 +386,12 @@ def fit_in_process(estimator: JungleSegmenter, images: Sequence, labels: Sequenc
     return _fit(estimator, images, labels, _Here(), shard_ranges(len(images), n_shards))
 
 
-def _fit(estimator, images: list, labels: list, runner, ranges: list):
-    from .features import ColourFeatures, DepthFeatures
-    from .jungle._sharded import grow_sharded
+def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tuple:
+    """Every shard loaded and prepared on its worker: their states (futures on a
+    cluster), the driver's part of :func:`_prepare` for each, and the plan."""
+    from .features import DepthFeatures
     from .segmentation._context import cheap_pad
-    from .segmentation._segmenter import _reweighted, summary_of
 
-    start = time.perf_counter()
     loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
               for s, (a, b) in enumerate(ranges)]
     described = runner.get([runner.run(s, _described, f) for s, f in enumerate(loaded)])
@@ -317,19 +404,40 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
     if classes.size < 2:
         raise ValueError(f"need labels of at least two classes, found {classes.tolist()}")
     shapes = [shape for d in described for shape in d["shapes"]]
-    seed = estimator._seed()
     plan = {"units": described[0]["units"], "classes": classes, "ignore": tuple(ignore),
-            "seed": seed, "n_images": len(images),
+            "seed": estimator._seed(), "n_images": len(images),
             "pad": cheap_pad(family.point_reach, [np.empty(s + (0,)) for s in shapes])}
     pairs = [runner.run(s, _prepare, f, estimator, a, plan)
              for s, (f, (a, _)) in enumerate(zip(loaded, ranges))]
     states = [runner.run(s, _part, p, 0) for s, p in enumerate(pairs)]
     infos = runner.get([runner.run(s, _part, p, 1) for s, p in enumerate(pairs)])
-    del loaded, pairs
+    return states, infos, plan
+
+
+def _rebuilt(images: list, labels: list, estimator, first: int, plan: dict) -> Shard:
+    """A shard's first state made again from scratch, on a worker (a lost shard's)."""
+    return _prepare(_load(images, labels, estimator, first), estimator, first, plan)[0]
+
+
+def _fit(estimator, images: list, labels: list, runner, ranges: list):
+    from .features import ColourFeatures
+    from .jungle._sharded import grow_sharded
+    from .segmentation._segmenter import _reweighted, summary_of
+
+    start = time.perf_counter()
+    while True:  # a worker lost while the shards are prepared: prepare them all again
+        try:
+            states, infos, plan = _prepared(estimator, images, labels, runner, ranges)
+            break
+        except WorkersLost as err:
+            runner.replace(err.workers)
     prepare_seconds = time.perf_counter() - start
+    family = estimator._family()
+    classes, seed = plan["classes"], plan["seed"]
+    origins = [(_rebuilt, (images[a:b], labels[a:b], estimator, a, plan)) for a, b in ranges]
+    shards = runner.shards(states, origins)
     params = estimator._grow_params(len(classes), int(estimator.n_candidate_features), seed)
-    dags, stats = grow_sharded(runner.shards(states), family, params,
-                               int(estimator.n_estimators))
+    dags, stats = grow_sharded(shards, family, params, int(estimator.n_estimators))
     stats.seconds["prepare"] = prepare_seconds
     label = np.concatenate([info["label"] for info in infos])
     if estimator.correct_prior:

@@ -87,7 +87,7 @@ def _train_model(estimator, split, args, client=None):
         from .distributed import fit
 
         start = time.perf_counter()
-        fit(estimator, split.images, split.labels, client)
+        fit(estimator, split.images, split.labels, client, data_parallel=args.data_parallel)
         return time.perf_counter() - start
 
     def progress(level, nodes):
@@ -149,6 +149,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     from .datasets import load_benchmark
 
     out = _writable_file(args.out, "--out")
+    if args.data_parallel and args.scheduler is None and args.workers is None:
+        raise ValueError("--data-parallel trains on a dask cluster: give --scheduler "
+                         "ADDRESS or --workers N")
     budget = _budget(args)
     config = load_config(args.config).with_overrides(parse_overrides(args.set))
     if config.dataset == "uci" or config.dataset is None:
