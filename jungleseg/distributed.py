@@ -331,6 +331,7 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         Context per spatial axis; default the model's probe margin plus the smoothing's
         reach, the least for which the result equals the whole image's.
     """
+    import dask
     import dask.array as da
 
     from .segmentation._segment import _checked_smoothing
@@ -354,17 +355,20 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     shape = shape[:spatial]
     halo = tuple(h if len(c) > 1 else 0 for h, c in zip(halo, x.chunks))  # one chunk: whole
 
-    def block(window, block_info=None):
+    def block(window, model, block_info=None):
         where = block_info[0]["chunk-location"][:spatial]
         inner = tuple((int(s[i]), int(s[i + 1])) for s, i in zip(starts, where))
         outer = tuple((max(a - h, 0), max(a - h, 0) + window.shape[k])
                       for k, ((a, _), h) in enumerate(zip(inner, halo)))
-        return _segment_block(jungle, np.asarray(window), outer, inner, shape, smoothing)
+        return _segment_block(model, np.asarray(window), outer, inner, shape, smoothing)
 
     depth = {k: (halo[k] if k < spatial else 0) for k in range(x.ndim)}
+    # the model is one node of the graph that every chunk's task depends on, not a copy
+    # pickled into each task (hundreds of MB for a large image)
     labels = da.map_overlap(block, x, depth=depth, boundary="none", trim=False,
                             chunks=x.chunks[:spatial], dtype=jungle.classes.dtype,
-                            drop_axis=list(range(spatial, x.ndim)), allow_rechunk=False)
+                            drop_axis=list(range(spatial, x.ndim)), allow_rechunk=False,
+                            model=dask.delayed(jungle, pure=True))
     if out is not None:
         import zarr
 
