@@ -170,7 +170,8 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
 
 
 def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
-                    probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+                    probabilities: bool = True, region: tuple | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
     first = input_stage(jungle)
     family = first.family
     image = checked_image(image, family, first.metadata.get("input_values"))
@@ -180,7 +181,7 @@ def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
     store = family.prepare([image], pad=pad, window=window)
     if jungle.context:
         store = _last_stage_store(jungle, store, 0, window)
-    return _labelled(jungle, store, 0, smoothing, probabilities)
+    return _labelled(jungle, store, 0, smoothing, probabilities, region)
 
 
 def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
@@ -190,32 +191,43 @@ def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> I
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
-              probabilities: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """Labels and probabilities from the traversal; with depth features only the
-    foreground pixels (depth > 0) are traversed, listed, and the rest get ``background``."""
+              probabilities: bool = True, region: tuple | None = None
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities from the traversal, of the whole image or of its
+    ``region`` ``((top, bottom), (left, right))``: only the region's pixels are traversed
+    and smoothed (a tile's margin is read by probes, never labelled). With depth features
+    only the foreground pixels (depth > 0) are traversed, listed, and the rest get
+    ``background``."""
     h, w = int(store.height[image]), int(store.width[image])
-    mask = index = None
+    (r0, r1), (c0, c1) = region or ((0, h), (0, w))
+    rows, cols = r1 - r0, c1 - c0
+    mask = listed = None  # listed: the traversed pixels, flat in the region
     if isinstance(jungle.family, DepthFeatures):  # foreground: depth (channel 0) > 0
-        mask = (store.planes(image)[0] > 0).astype(np.uint8)
-        index = np.flatnonzero(mask)
+        mask = (store.planes(image)[0][r0:r1, c0:c1] > 0).astype(np.uint8)
+        listed = np.flatnonzero(mask)
+    index = listed  # flat in the image
+    if region is not None:
+        local = np.arange(rows * cols) if listed is None else listed
+        index = (local // cols + r0) * w + local % cols + c0
     chosen, proba = jungle.classify_image(store, image, index, probabilities or smoothing > 0)
     if proba is not None:
-        proba = proba.reshape(h, w, -1)
+        proba = proba.reshape(h, w, -1)[r0:r1, c0:c1]
     if smoothing:
         eps = jungle.params.get("guided_eps")
         if eps:
             centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
-            guide = (store.planes(image)[0] - np.float32(centre)) / np.float32(scale)
+            guide = (store.planes(image)[0][r0:r1, c0:c1] - np.float32(centre)) \
+                / np.float32(scale)
             proba = guided_smoothing(proba, guide, smoothing, eps, mask)
         else:
             proba = smooth_probabilities(proba, smoothing, mask)
-        chosen = np.argmax(proba, axis=2).reshape(-1) if index is None else \
-            np.argmax(proba.reshape(h * w, -1)[index], axis=1)
-    if index is None:
-        labels = jungle.classes[chosen].reshape(h, w)
+        chosen = np.argmax(proba, axis=2).reshape(-1) if listed is None else \
+            np.argmax(proba.reshape(rows * cols, -1)[listed], axis=1)
+    if listed is None:
+        labels = jungle.classes[chosen].reshape(rows, cols)
     else:
-        labels = np.full((h, w), jungle.params.get("background", 0), jungle.classes.dtype)
-        labels.reshape(-1)[index] = jungle.classes[chosen]
+        labels = np.full((rows, cols), jungle.params.get("background", 0), jungle.classes.dtype)
+        labels.reshape(-1)[listed] = jungle.classes[chosen]
     return labels, (proba if probabilities else None)
 
 
@@ -281,8 +293,12 @@ def segment_part(jungle: Jungle, window, outer: tuple, shape: tuple, inner: tupl
     there when the window holds the tile's margin (:func:`tile_window`). How both the
     tiled loop and a dask block segment."""
     (top, _), (left, _) = outer
+    reach = smoothing_reach(smoothing, jungle.params.get("guided_eps"))
+    # labelled: the tile and what its smoothing averages in, within the image
+    region = tuple((max(a - reach, 0) - at, min(b + reach, n) - at)
+                   for (a, b), n, at in zip(inner, shape, (top, left)))
     lab, pr = _segment_window(jungle, window, (top, left, shape[0], shape[1]), smoothing,
-                              probabilities)
-    keep = (slice(inner[0][0] - top, inner[0][1] - top),
-            slice(inner[1][0] - left, inner[1][1] - left))
+                              probabilities, region)
+    keep = tuple(slice(a - at - start, b - at - start)
+                 for (a, b), at, (start, _) in zip(inner, (top, left), region))
     return lab[keep], (pr[keep] if probabilities else None)

@@ -48,6 +48,29 @@ def test_tiled_segmentation_equals_whole_image(make):
                 np.testing.assert_allclose(tiled[1], whole[1], rtol=0, atol=1e-5 * smoothing)
 
 
+def test_a_tile_traverses_its_pixels_and_what_its_smoothing_reads_not_its_margin(monkeypatch):
+    images, labels = render_faces(3, seed=2, size=(70, 90))
+    seg = JungleSegmenter(ColourFeatures(max_offset=9), n_estimators=2, max_width=8,
+                          max_depth=6, n_candidate_features=10, samples_per_image=200,
+                          random_state=0).fit(list(images[:-1]), list(labels[:-1]))
+    model = type(seg.jungle_)
+    real, traversed = model.classify_image, []
+
+    def counting(self, store, image=0, index=None, *args, **kw):
+        traversed.append(int(store.height[image] * store.width[image]) if index is None
+                         else len(index))
+        return real(self, store, image, index, *args, **kw)
+
+    monkeypatch.setattr(model, "classify_image", counting)
+    tile, reach = 16, 3
+    segment(seg.jungle_, images[-1], tile=tile, smoothing=reach)
+
+    def extents(n):  # each tile along an axis, with the smoothing's reach, in the image
+        return sum(min(a + tile + reach, n) - max(a - reach, 0) for a in range(0, n, tile))
+
+    assert sum(traversed) == extents(70) * extents(90)
+
+
 def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
     rng = np.random.default_rng(7)
     data = [textured(rng, (40, 48)) for _ in range(2)]
