@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -27,7 +28,7 @@ import numpy as np
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from jungleseg import distributed as jd  # noqa: E402
-from jungleseg import segment  # noqa: E402
+from jungleseg import save_model, segment  # noqa: E402
 from jungleseg._workers import threads  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets import load_benchmark  # noqa: E402
@@ -38,13 +39,13 @@ REDUCED = {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width":
 
 
 class PeakRSS:
-    """Peak of the summed resident memory of this process and all its descendants (the
-    nanny and worker processes of a LocalCluster), sampled every 20 ms."""
+    """Peak of the summed resident memory of a process (default this one) and all its
+    descendants (the worker processes of a LocalCluster), sampled every 20 ms."""
 
-    def __init__(self):
+    def __init__(self, pid: int | None = None):
         import psutil
 
-        self.root, self.peak, self._stop = psutil.Process(), 0, threading.Event()
+        self.root, self.peak, self._stop = psutil.Process(pid), 0, threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
     def _watch(self):
@@ -198,23 +199,32 @@ def main() -> None:
         print(f"speed-up 2 workers over 1: train {results[1][0] / results[2][0]:.2f}x, "
               f"segment {results[1][1] / results[2][1]:.2f}x")
     small_px = sum(im.shape[0] * im.shape[1] for im in test.images)
-    with tempfile.TemporaryDirectory() as folder, jd.connect(workers=2) as client:
-        source = mosaic_zarr(Path(folder) / "big.zarr", test.images, args.size, args.chunk)
-        jd.segment_array(local.jungle_, source[:args.chunk, :args.chunk], client)  # warm
-        if not results:  # the small images one by one on these workers, for the ratio
-            jd.segment_images(client, local.jungle_, test.images[:2])
-            results[2] = (None, timed(lambda: jd.segment_images(client, local.jungle_,
-                                                                test.images))[0])
-        with PeakRSS() as idle:
-            time.sleep(1)
-        with PeakRSS() as rss:
-            big_s, out = timed(lambda: jd.segment_array(local.jungle_, source, client,
-                                                        out=Path(folder) / "labels.zarr"))
-        print(f"{args.size}x{args.size} RGB zarr, chunks {args.chunk}, 2 workers: {big_s:.1f} s, "
-              f"{args.size ** 2 / big_s / 1e6:.2f} Mpx/s; peak RSS (all processes, the "
-              f"driver included) {rss.peak / 2**30:.2f} GB, of which "
-              f"{idle.peak / 2**30:.2f} GB before it started; labels {out.shape}")
-        print(f"320x240 images one by one on the same 2 workers: "
+    with tempfile.TemporaryDirectory() as folder:
+        big = Path(folder) / "big.zarr"
+        mosaic_zarr(big, test.images, args.size, args.chunk)
+        if not results:  # the small images one by one on 2 workers, for the ratio
+            with jd.connect(workers=2) as client:
+                jd.segment_images(client, local.jungle_, test.images[:2])
+                results[2] = (None, timed(lambda: jd.segment_images(client, local.jungle_,
+                                                                    test.images))[0])
+        model = save_model(local.jungle_, Path(folder) / "model.h5")
+        # as a user runs it: the CLI in its own process, starting its own 2 workers
+        command = [sys.executable, "-m", "jungleseg.cli", "segment", str(model),
+                   str(big), "--out", str(Path(folder) / "labels.zarr"),
+                   "--workers", "2", "--quiet"]
+        start = time.perf_counter()
+        process = subprocess.Popen(command)
+        with PeakRSS(process.pid) as rss:
+            code = process.wait()
+        big_s = time.perf_counter() - start
+        import zarr
+
+        labels = zarr.open_array(str(Path(folder) / "labels.zarr"), mode="r")
+        print(f"{args.size}x{args.size} RGB zarr, chunks {args.chunk}: `jungleseg segment "
+              f"--workers 2` (exit {code}) {big_s:.1f} s including the cluster's start, "
+              f"{args.size ** 2 / big_s / 1e6:.2f} Mpx/s; peak RSS of its processes "
+              f"{rss.peak / 2**30:.2f} GB; labels {labels.shape}")
+        print(f"320x240 images one by one on 2 workers: "
               f"{small_px / results[2][1] / 1e6:.2f} Mpx/s; large image at "
               f"{(args.size ** 2 / big_s) / (small_px / results[2][1]):.2f}x of that")
     data_parallel(estimator, train, local_fit, local)
