@@ -1,7 +1,8 @@
 """jungleseg.distributed on this machine: bit-identical training, 1 against 2 worker
 processes (1 thread each) for training a reduced Stanford config and for segmenting test
-images, a large RGB zarr image through segment_array (peak RSS over all processes,
-throughput against 320x240 images one by one), data-parallel training against local
+images, a large RGB zarr image segmented by ``jungleseg segment --workers 2`` in its own
+process, as a user runs it (peak RSS over its processes, throughput against 320x240 images
+one by one), data-parallel training against local
 training (bit identity, time, the bytes of count tables each level sums), and what the
 table reduction would move per level for the Kinect config on 100 workers, on paper.
 
