@@ -235,7 +235,9 @@ def fit(estimator, images: Sequence, labels: Sequence, client, data_parallel: bo
         raise ValueError(f"got {len(images)} images and {len(labels)} label images")
     prepare_workers(client, warm_up(estimator=estimator, image=images[0]))
     token = _tokenize(estimator.get_params(deep=False), images, labels)
-    data_images, data_labels = client.scatter([images, labels], broadcast=True)
+    # a key of their own: a hashed key equal to an earlier call's can be released by that
+    # call while this one uses it (its tasks then fail with "lost dependencies")
+    data_images, data_labels = client.scatter([images, labels], broadcast=True, hash=False)
     runs: dict[int, tuple[tuple, dict]] = {}
     rounds = 0
     for _ in range(int(estimator.max_depth or 64) + 2):
@@ -507,5 +509,5 @@ def segment_images(client, jungle, images: Sequence) -> list:
     images = list(images)
     if images:
         prepare_workers(client, warm_up(model=jungle, image=images[0]))
-    model = client.scatter(jungle, broadcast=True)
+    model = client.scatter(jungle, broadcast=True, hash=False)  # a key of its own, as in fit
     return client.gather(client.map(_labels_task, [model] * len(images), images, pure=True))
