@@ -29,6 +29,16 @@ def raises_naming(path_or_source, key: str):
                                             rf"(?<![\w.]){re.escape(key)}(?![\w.])")
 
 
+def test_the_fasseg_context_preset_is_fasseg_with_two_stages_and_soft_routing():
+    base = load_config(CONFIGS / "fasseg.yaml").estimator().get_params(deep=False)
+    preset = load_config(CONFIGS / "fasseg_context.yaml")
+    assert preset.dataset == "fasseg" and preset.seed == 0
+    params = preset.estimator().get_params(deep=False)
+    assert {k for k in params if params[k] != base[k]} == {"auto_context", "soft",
+                                                           "soft_epsilon"}
+    assert (params["auto_context"], params["soft"], params["soft_epsilon"]) == (2, 0.05, 0.03)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_config_loads_and_builds(name):
     path = CONFIGS / f"{name}.yaml"
