@@ -81,6 +81,8 @@ class DaskShards:
         self.origins, self.journal, self.lost = origins, [], lost
 
     def _on(self, s: int, step, *args):
+        if self.lost:
+            args = _fresh(self.client, self.workers[s], args)
         return self.client.submit(_task, step, self.states[s], *args,
                                   workers=[self.workers[s]], allow_other_workers=False,
                                   pure=False)
@@ -143,11 +145,27 @@ class DaskShards:
         self.workers = _replaced(self.client, self.workers, lost)
         for s in gone:
             function, args = self.origins[s]
+            args = _fresh(self.client, self.workers[s], args)
             self.states[s] = self.client.submit(_task, function, *args,
                                                 workers=[self.workers[s]],
                                                 allow_other_workers=False, pure=False)
             for step, step_args in self.journal:
                 self.states[s] = self._on(s, step, *step_args)
+
+
+def _fresh(client, where: str, args: tuple) -> tuple:
+    """Task arguments for a submission after a worker was lost: every data argument
+    scattered to ``where`` under a new key. Sent as they are, arrays would get the keys
+    they had before, some of which name data that died with the worker, and the
+    scheduler would cancel the task for lost dependencies."""
+    from distributed import Future
+
+    def kept(a) -> bool:  # literals, and futures (also in a tuple or list, as share makes)
+        return (a is None or isinstance(a, (Future, bool, int, float, str, np.generic))
+                or isinstance(a, (tuple, list)) and any(isinstance(v, Future) for v in a))
+
+    return tuple(a if kept(a) else client.scatter([a], workers=[where], hash=False)[0]
+                 for a in args)
 
 
 def _gather(client, workers: list[str], handles):
@@ -317,6 +335,8 @@ class _There:
         self.client, self.where, self.lost = client, where, 0
 
     def run(self, s: int, step, *args):
+        if self.lost:
+            args = _fresh(self.client, self.where[s], args)
         return self.client.submit(_task, step, *args, workers=[self.where[s]],
                                   allow_other_workers=False, pure=False)
 
