@@ -9,8 +9,8 @@ soft-routing factor and epsilon on held-back training images.
 UCI: accuracy, balanced accuracy, log loss, nodes and fit seconds, on the paper's 50/50
 splits and on one-class-against-the-rest sets (imbalanced).
 
-    python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg] [--folds 0 1 2 3 4]
-    python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg]
+    python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg kinect] [--folds 0 1 2 3 4]
+    python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg kinect]
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
 
@@ -34,6 +34,7 @@ from _common import warm_up  # noqa: E402
 from jungleseg import JungleClassifier, confusion_matrix, scores, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
 from jungleseg.datasets.fasseg import paper_protocol  # noqa: E402
+from jungleseg.datasets.kinect import render_frames  # noqa: E402
 from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
 from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402
 
@@ -48,6 +49,14 @@ SOFT_GRID = [(0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
 SOFT_QUICK = [(0.0, 0.0), *SOFT_GRID]
 #: ``softcv`` picks the fewest visits among settings keeping this share of the best gain.
 KEEP_GAIN = 0.8
+#: ``softcv`` considers only settings whose held-back traversal takes less than this many
+#: times the hard traversal (issue 18's cost budget for soft routing).
+TIME_BUDGET = 2.0
+#: Kinect frames: (per DAG, test) at full size and with --quick; training frames come from
+#: seed 0 and test frames from seed 1, as in benchmarks/kinect.py.
+KINECT_FRAMES = {False: (1000, 300), True: (150, 100)}
+#: Label values that no score counts, per set (Kinect: background and invalid depth).
+IGNORE = {"stanford": (255,), "fasseg": (255,), "kinect": (0, 255)}
 
 
 def _folds(name: str, data: str | None, folds: list[int], quick: bool):
@@ -57,6 +66,11 @@ def _folds(name: str, data: str | None, folds: list[int], quick: bool):
         splits = kfold_splits(list(pairs), k=5, seed=0)
         return "stanford.yaml", [([pairs[i] for i in splits[f][0]],
                                   [pairs[i] for i in splits[f][1]]) for f in folds]
+    if name == "kinect":
+        per_dag, n_test = KINECT_FRAMES[quick]
+        depth, labels = render_frames(3 * per_dag, seed=0)
+        test_depth, test_labels = render_frames(n_test, seed=1)
+        return "kinect.yaml", [(list(zip(depth, labels)), list(zip(test_depth, test_labels)))]
     train, test = paper_protocol(data)
     if quick:  # every V2 face, every other V3 head
         train = train[:20] + train[20::2]
@@ -71,13 +85,13 @@ def _estimator(config: str, overrides: dict, split: int):
     return load_config(CONFIGS / config).with_overrides({**overrides, "seed": seed}).estimator()
 
 
-def probability_scores(labels, proba, classes, ignore=255) -> dict:
+def probability_scores(labels, proba, classes, ignore=(255,)) -> dict:
     """Log loss (natural log, probabilities floored at 1e-6) and Brier score (sum over
     classes of squared error) over the labelled pixels."""
     losses, briers = [], []
     index = {int(c): k for k, c in enumerate(classes)}
     for lab, p in zip(labels, proba):
-        keep = lab.ravel() != ignore
+        keep = ~np.isin(lab.ravel(), ignore)
         y = np.array([index[int(v)] for v in np.unique(lab.ravel()[keep])])
         lookup = np.zeros(256, np.int64)
         lookup[np.unique(lab.ravel()[keep])] = y
@@ -91,20 +105,21 @@ def probability_scores(labels, proba, classes, ignore=255) -> dict:
             "brier": float(np.concatenate(briers).mean())}
 
 
-def judge(jungle, test, **routing) -> dict:
-    """Scores of one model on test pairs, segment seconds and Mpx/s."""
+def judge(jungle, test, ignore=(255,), **routing) -> dict:
+    """Scores of one model on test pairs (label values in ``ignore`` not counted), segment
+    seconds and Mpx/s."""
     start = time.perf_counter()
     out = [segment(jungle, im, **routing) for im, _ in test]
     seconds = time.perf_counter() - start
     labels = [lab for _, lab in test]
-    s = scores(confusion_matrix(labels, [o[0] for o in out], jungle.classes))
+    s = scores(confusion_matrix(labels, [o[0] for o in out], jungle.classes, ignore))
     pixels = sum(lab.size for lab in labels)
     return {"jaccard": s.mean_jaccard, "accuracy": s.pixel_accuracy,
-            **probability_scores(labels, [o[1] for o in out], jungle.classes),
+            **probability_scores(labels, [o[1] for o in out], jungle.classes, ignore),
             "segment_s": seconds, "mpx_s": pixels / seconds / 1e6}
 
 
-def judge_routings(jungle, test, settings) -> list[dict]:
+def judge_routings(jungle, test, settings, ignore=(255,)) -> list[dict]:
     """:func:`judge` of each (factor, epsilon) setting, each test image's channels prepared
     once for all settings; ``segment_s`` and ``mpx_s`` then cover traversal and smoothing."""
     from jungleseg.segmentation import segment_prepared
@@ -117,9 +132,11 @@ def judge_routings(jungle, test, settings) -> list[dict]:
             start = time.perf_counter()
             labels, proba = segment_prepared(jungle, store, 0, soft=soft, soft_epsilon=eps)
             sums[k]["segment_s"] += time.perf_counter() - start
-            conf[k] = conf[k] + confusion_matrix([lab], [labels], jungle.classes)
-            count = int(np.sum(lab != 255))
-            p = probability_scores([lab], [proba], jungle.classes)
+            conf[k] = conf[k] + confusion_matrix([lab], [labels], jungle.classes, ignore)
+            count = int(np.sum(~np.isin(lab, ignore)))
+            if not count:
+                continue
+            p = probability_scores([lab], [proba], jungle.classes, ignore)
             sums[k]["log_loss"] += p["log_loss"] * count
             sums[k]["brier"] += p["brier"] * count
             sums[k]["n"] += count
@@ -188,20 +205,28 @@ def _mean(rows: list[dict]) -> dict:
     return {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
 
 
+def _for_set(name: str, overrides: dict, train) -> dict:
+    """The overrides for one set's training pairs: Kinect's 3 DAGs share its frames."""
+    if name == "kinect":
+        return {**overrides, "sampling.images_per_dag": len(train) // 3}
+    return overrides
+
+
 def run_soft(args, overrides) -> None:
     for name in args.sets:
         config, splits = _folds(name, args.data, args.folds, args.quick)
         table = {}
         for f, (train, test) in enumerate(splits):
             test = test[:args.test_images]
-            jungle, fit_s = _fitted(name, config, overrides, f, train, args.models,
-                                    f"split{args.folds[f]}")
+            jungle, fit_s = _fitted(name, config, _for_set(name, overrides, train), f, train,
+                                    args.models, f"split{args.folds[f]}")
             print(f"{name} split {f}: nodes {jungle.node_count} fit {fit_s:.1f} s", flush=True)
             settings = SOFT_QUICK if args.quick else SOFT
             costs = traversal(jungle, test, settings[1:])
             print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
             for (soft, eps), cost, r in zip(settings, costs,
-                                            judge_routings(jungle, test, settings)):
+                                            judge_routings(jungle, test, settings,
+                                                           IGNORE[name])):
                 r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
                 table.setdefault((soft, eps), []).append(r)
                 print(_row(f"  soft {soft:<5} eps {eps:<6}", r), flush=True)
@@ -215,30 +240,40 @@ def run_softcv(args, overrides) -> None:
     training images of the first split but a held-back fifth (seeded), score every
     :data:`SOFT_GRID` setting on that fifth (at most 40 of its images), and pick the
     fewest visits per pixel among the settings that keep :data:`KEEP_GAIN` of the best
-    log-loss gain over hard routing. The test images are never read."""
+    log-loss gain over hard routing, of those that traverse the held-back images in less
+    than :data:`TIME_BUDGET` times the hard time (hard routing if none does). The test
+    images are never read."""
     for name in args.sets:
         config, splits = _folds(name, args.data, args.folds[:1], args.quick)
         train = splits[0][0]
         order = np.random.default_rng(123).permutation(len(train))
         held = [train[i] for i in sorted(order[:len(train) // 5])][:40]
         fit = [train[i] for i in sorted(order[len(train) // 5:])]
-        jungle, fit_s = _fitted(name, config, overrides, 0, fit, args.models, "cv")
+        jungle, fit_s = _fitted(name, config, _for_set(name, overrides, fit), 0, fit,
+                                args.models, "cv")
         print(f"{name}: fit on {len(fit)} training images, scored on {len(held)} held back "
               f"(nodes {jungle.node_count}, fit {fit_s:.1f} s)", flush=True)
         settings = [(0.0, 0.0), *SOFT_GRID]
         rows = {}
         costs = traversal(jungle, held, SOFT_GRID, n=2, repeats=2)
         print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
-        for k, cost, r in zip(settings, costs, judge_routings(jungle, held, settings)):
+        for k, cost, r in zip(settings, costs,
+                              judge_routings(jungle, held, settings, IGNORE[name])):
             r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
             rows[k] = r
             print(_row(f"  soft {k[0]:<5} eps {k[1]:<6}", r), flush=True)
         hard = rows.pop((0.0, 0.0))
-        gain = {k: hard["log_loss"] - r["log_loss"] for k, r in rows.items()}
-        keep = [k for k in rows if gain[k] >= KEEP_GAIN * max(gain.values())]
-        soft, eps = min(keep, key=lambda k: rows[k]["visits_px"])
-        print(f"{name}: chosen soft {soft} soft_epsilon {eps} (gain "
-              f"{gain[soft, eps]:.3f} of the best {max(gain.values()):.3f})", flush=True)
+        within = {k: r for k, r in rows.items() if r["time_vs_hard"] < TIME_BUDGET}
+        if not within:
+            print(f"{name}: no setting within {TIME_BUDGET}x the hard time: hard routing",
+                  flush=True)
+            continue
+        gain = {k: hard["log_loss"] - r["log_loss"] for k, r in within.items()}
+        keep = [k for k in within if gain[k] >= KEEP_GAIN * max(gain.values())]
+        soft, eps = min(keep, key=lambda k: within[k]["visits_px"])
+        print(f"{name}: chosen soft {soft} soft_epsilon {eps} (gain {gain[soft, eps]:.3f} "
+              f"of the best {max(gain.values()):.3f} within {TIME_BUDGET}x the hard time; "
+              f"{len(rows) - len(within)} setting(s) over it)", flush=True)
 
 
 def run_context(args, overrides) -> None:
@@ -250,7 +285,7 @@ def run_context(args, overrides) -> None:
                 model = _estimator(config, {**overrides, "jungle.auto_context": stages}, f)
                 start = time.perf_counter()
                 model.fit([im for im, _ in train], [lab for _, lab in train])
-                r = {**judge(model.jungle_, test), "fit_s": time.perf_counter() - start,
+                r = {**judge(model.jungle_, test, IGNORE[name]), "fit_s": time.perf_counter() - start,
                      "nodes": model.node_count_}
                 rows.append(r)
                 print(_row(f"{name} stages {stages} split {f}", r), flush=True)
@@ -298,11 +333,12 @@ def run_criteria(args, overrides) -> None:
         for criterion in criteria:
             rows = []
             for f, (train, test) in enumerate(splits):
-                model = _estimator(config, {**overrides, "jungle.criterion": criterion}, f)
+                model = _estimator(config, {**_for_set(name, overrides, train),
+                                             "jungle.criterion": criterion}, f)
                 start = time.perf_counter()
                 model.fit([im for im, _ in train], [lab for _, lab in train])
-                rows.append({**judge(model.jungle_, test), "fit_s": time.perf_counter() - start,
-                             "nodes": model.node_count_})
+                rows.append({**judge(model.jungle_, test, IGNORE[name]),
+                             "fit_s": time.perf_counter() - start, "nodes": model.node_count_})
                 print(_row(f"{name} {criterion} split {f}", rows[-1]), flush=True)
             print(_row(f"{name} {criterion} MEAN", _mean(rows)), flush=True)
 
@@ -311,7 +347,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("soft", "softcv", "criteria", "context"))
     parser.add_argument("--data", default=None)
-    parser.add_argument("--sets", nargs="+", default=["stanford", "fasseg"])
+    parser.add_argument("--sets", nargs="+", default=["stanford", "fasseg"],
+                        choices=("stanford", "fasseg", "kinect", "uci"))
     parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--stages", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3, help="UCI splits")

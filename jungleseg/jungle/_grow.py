@@ -35,7 +35,7 @@ from numba import njit, prange
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features import FeatureFamily, Samples
-from ..features._kernels import at_sample, draw_candidates, response_at
+from ..features._kernels import DEPTH_FAR, KIND_DEPTH, at_sample, draw_candidates, response_at
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import make_phi_table, node_costs
 from ._assembly import assemble, level_record
@@ -181,6 +181,13 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
     return kinds, params, n_drawn
 
 
+@njit(cache=True, inline="always")
+def _depth_regime(v):
+    """Which probes of a depth response read ``DEPTH_FAR`` (off the body): 1 the first
+    only, -1 the second only, 0 both or neither (responses of at most a few metres)."""
+    return int(v >= DEPTH_FAR / 2) - int(v <= -DEPTH_FAR / 2)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
           params, threshold, left, right, n_workers):
@@ -188,7 +195,11 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     if it did not split) to its left or right child (global ids); other entries retire
     (-1). Entries are visited in entry order, image by image; where an entry goes depends
     on its own response only. Also returns each routed entry's response (NaN for others),
-    from which :func:`node_spread` measures each split node's spread."""
+    from which :func:`node_spread` measures each split node's spread. A depth response in
+    another regime than its node's threshold (:func:`_depth_regime`) is NaN too: between
+    regimes responses differ by about ``DEPTH_FAR`` whatever the body's shape, which would
+    make the spread, so the soft-routing temperature, tens of metres where the threshold
+    parts centimetres."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
@@ -208,32 +219,38 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
                 v = response_at(kind[i], params, i, pixels, integral, integral_offset,
                                 at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
                 new_node[e] = left[i] if v < threshold[i] else right[i]
-                response[e] = v
+                if kind[i] != KIND_DEPTH or _depth_regime(v) == _depth_regime(threshold[i]):
+                    response[e] = v
     return new_node, response
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def spread_sums(order, start, nodes, response, entry_weight, w, total):
     """Add the weights and weighted training responses of each of ``nodes``' entries
-    (global ids into ``start``), in entry order, to ``w`` and ``total``: a shard of the
-    data continues the sums where the shard before it left them (:mod:`._sharded`)."""
+    (global ids into ``start``), in entry order, to ``w`` and ``total``, leaving out NaN
+    responses (see :func:`route`): a shard of the data continues the sums where the shard
+    before it left them (:mod:`._sharded`)."""
     for q in prange(nodes.shape[0]):
         i = nodes[q]
         for a in range(start[i], start[i + 1]):
             e = order[a]
+            if np.isnan(response[e]):
+                continue
             w[q] += entry_weight[e]
             total[q] += entry_weight[e] * float(response[e])
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def spread_squares(order, start, nodes, response, entry_weight, mean, square):
-    """Add the weighted squared deviations of each of ``nodes``' training responses from
-    ``mean``, in entry order, to ``square`` (continued from shard to shard like
-    :func:`spread_sums`)."""
+    """Add the weighted squared deviations of each of ``nodes``' training responses (but
+    NaN ones) from ``mean``, in entry order, to ``square`` (continued from shard to shard
+    like :func:`spread_sums`)."""
     for q in prange(nodes.shape[0]):
         i = nodes[q]
         for a in range(start[i], start[i + 1]):
             e = order[a]
+            if np.isnan(response[e]):
+                continue
             square[q] += entry_weight[e] * (float(response[e]) - mean[q]) ** 2
 
 
@@ -250,7 +267,8 @@ def spread_of(w: np.ndarray, square: np.ndarray) -> np.ndarray:
 
 def node_spread(order, start, nodes, response, entry_weight) -> np.ndarray:
     """Weighted standard deviation of the training responses of each of ``nodes`` (global
-    ids into ``start``), summed in entry order: the scale of soft routing's temperature."""
+    ids into ``start``), summed in entry order, without depth responses in another regime
+    than the threshold's (see :func:`route`): the scale of soft routing's temperature."""
     w, total, square = (np.zeros(nodes.shape[0]) for _ in range(3))
     spread_sums(order, start, nodes, response, entry_weight, w, total)
     spread_squares(order, start, nodes, response, entry_weight, spread_mean(w, total), square)

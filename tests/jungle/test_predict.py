@@ -188,8 +188,8 @@ def _random_dag(rng, widths):
 def _reference_weights(dag, v, soft, eps):
     """Leaf weights of grey value ``v`` by the rule, every gate evaluated exactly (float64):
     a split of temperature T > 0 would send ``w * sigmoid(-|v - threshold| / T)`` down the
-    branch v does not pick; if that is at most ``eps`` the node steps hard (all of w goes to
-    the picked branch)."""
+    branch v does not pick; if that is at most ``eps``, or v equals the threshold, the node
+    steps hard (all of w goes to the picked branch)."""
     out = np.zeros(dag.n_leaves)
     weights = {0: 1.0}
     while weights:
@@ -202,7 +202,7 @@ def _reference_weights(dag, v, soft, eps):
             off = abs(float(v) - float(dag.threshold[node]))
             picked, other = ((dag.left[node], dag.right[node]) if v < dag.threshold[node]
                              else (dag.right[node], dag.left[node]))
-            minor = w / (1.0 + np.exp(off / t)) if t > 0 else 0.0
+            minor = w / (1.0 + np.exp(off / t)) if t > 0 and off > 0 else 0.0
             if minor > eps:
                 nxt[other] = nxt.get(other, 0.0) + minor
                 w -= minor
@@ -220,6 +220,7 @@ def test_saturated_gates_step_hard_and_equal_the_exactly_evaluated_rule():
     for widths in ([1, 2, 4, 6, 5, 3], [1, 2, 3, 6, 8, 8, 4, 2]):
         jungle, dag = _random_dag(rng, widths)
         values = rng.random((12, 20)).astype(np.float32)
+        values[0, :10] = rng.choice(dag.threshold[dag.left >= 0], 10)  # ties step hard
         store = jungle.family.prepare([values])
         hard = jungle.classify_image(store, 0, None, True, soft=0.0)
         for soft, eps in ((0.3, 0.0), (0.3, 1e-3), (0.1, 0.01), (1.0, 0.1), (0.05, 0.3)):
@@ -242,6 +243,25 @@ def hard_visits(jungle, store):
     counts = {}
     jungle.classify_image(store, 0, None, False, soft=0.0, counts=counts)
     return counts["visits"]
+
+
+def test_a_response_equal_to_the_threshold_steps_right_as_hard_routing_does():
+    jungle, family = _worked_example(spread=2.0)  # temperature 0.05 x 2 = 0.1 at each split
+    store = family.prepare([np.array([[0.5, 0.3, 0.7]], np.float32)])  # each split's threshold
+    proba = jungle.classify_image(store, 0, None, True, soft=0.05)[1]
+
+    def minor(off):
+        return 1.0 / (1.0 + np.exp(off / 0.1))
+
+    # 0.5 ties the root: all of it goes right to B (0.7), whose gate splits it
+    np.testing.assert_allclose(proba[0], [0, 1 - minor(0.2), minor(0.2)], rtol=1e-5)
+    # 0.3 is gated at the root and ties A: A's share goes right to D unsplit
+    m = minor(0.2)
+    np.testing.assert_allclose(proba[1], [0, (1 - m) + m * (1 - minor(0.4)), m * minor(0.4)],
+                               rtol=1e-5)
+    # 0.7 ties B: B's share goes right to E unsplit
+    np.testing.assert_allclose(proba[2], [m * minor(0.4), m * (1 - minor(0.4)), 1 - m],
+                               rtol=1e-5)
 
 
 def test_pruned_soft_routing_follows_fewer_paths_and_stays_near_the_full_mix():
