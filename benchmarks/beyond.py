@@ -47,8 +47,6 @@ SOFT = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2), (0.2, 1e-2), (0.1, 1e-3)]
 SOFT_GRID = [(0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
 #: The options of a --quick run: hard routing and the grid.
 SOFT_QUICK = [(0.0, 0.0), *SOFT_GRID]
-#: ``softcv`` picks the fewest visits among settings keeping this share of the best gain.
-KEEP_GAIN = 0.8
 #: ``softcv`` considers only settings whose held-back traversal takes less than this many
 #: times the hard traversal (issue 18's cost budget for soft routing).
 TIME_BUDGET = 2.0
@@ -171,20 +169,24 @@ def _fitted(name: str, config: str, overrides: dict, split: int, train, models, 
 def traversal(jungle, test, settings, n: int = 4, repeats: int = 3) -> list[tuple]:
     """(split-node visits per pixel, Mpx/s, time / hard time) of hard routing and then of
     each (factor, epsilon) setting: the traversal alone (channels prepared beforehand) on
-    the first ``n`` test images. Hard routing and the settings are timed in turn,
+    the first ``n`` test images (their foreground pixels for a depth model). Hard routing and the settings are timed in turn,
     ``repeats`` times, and each keeps its best time, so that a shared machine's load hits
     them alike."""
     stores = [jungle.family.prepare([im], pad=jungle.point_reach or 0) for im, _ in test[:n]]
+    # a depth model classifies foreground pixels only, as segment does
+    listed = [np.flatnonzero(np.asarray(im) > 0) if jungle.family.name == "depth" else None
+              for im, _ in test[:n]]
     runs = [(0.0, 0.0), *settings]
     best, visits = [np.inf] * len(runs), [0.0] * len(runs)
-    pixels = sum(int(s.height[0]) * int(s.width[0]) for s in stores)
+    pixels = sum(int(s.height[0]) * int(s.width[0]) if index is None else index.size
+                 for s, index in zip(stores, listed))
     for r in range(repeats + 1):  # the first round compiles or loads the kernel
         for k, (soft, eps) in enumerate(runs):
             total = 0
             start = time.perf_counter()
-            for store in stores:
+            for store, index in zip(stores, listed):
                 counts = {}
-                jungle.classify_image(store, 0, None, False, soft=soft, epsilon=eps,
+                jungle.classify_image(store, 0, index, False, soft=soft, epsilon=eps,
                                       counts=counts)
                 total += counts["visits"]
             if r:
@@ -239,10 +241,9 @@ def run_softcv(args, overrides) -> None:
     """Choose the soft-routing factor and epsilon on training images only: fit on the
     training images of the first split but a held-back fifth (seeded), score every
     :data:`SOFT_GRID` setting on that fifth (at most 40 of its images), and pick the
-    fewest visits per pixel among the settings that keep :data:`KEEP_GAIN` of the best
-    log-loss gain over hard routing, of those that traverse the held-back images in less
-    than :data:`TIME_BUDGET` times the hard time (hard routing if none does). The test
-    images are never read."""
+    lowest log loss among the settings that traverse the held-back images in less than
+    :data:`TIME_BUDGET` times the hard time and lower the log loss of hard routing (hard
+    routing if none does). The test images are never read."""
     for name in args.sets:
         config, splits = _folds(name, args.data, args.folds[:1], args.quick)
         train = splits[0][0]
@@ -263,17 +264,17 @@ def run_softcv(args, overrides) -> None:
             rows[k] = r
             print(_row(f"  soft {k[0]:<5} eps {k[1]:<6}", r), flush=True)
         hard = rows.pop((0.0, 0.0))
-        within = {k: r for k, r in rows.items() if r["time_vs_hard"] < TIME_BUDGET}
+        within = {k: r for k, r in rows.items()
+                  if r["time_vs_hard"] < TIME_BUDGET and r["log_loss"] < hard["log_loss"]}
         if not within:
-            print(f"{name}: no setting within {TIME_BUDGET}x the hard time: hard routing",
-                  flush=True)
+            print(f"{name}: no setting lowers the log loss within {TIME_BUDGET}x the hard "
+                  "time: hard routing", flush=True)
             continue
-        gain = {k: hard["log_loss"] - r["log_loss"] for k, r in within.items()}
-        keep = [k for k in within if gain[k] >= KEEP_GAIN * max(gain.values())]
-        soft, eps = min(keep, key=lambda k: within[k]["visits_px"])
-        print(f"{name}: chosen soft {soft} soft_epsilon {eps} (gain {gain[soft, eps]:.3f} "
-              f"of the best {max(gain.values()):.3f} within {TIME_BUDGET}x the hard time; "
-              f"{len(rows) - len(within)} setting(s) over it)", flush=True)
+        soft, eps = min(within, key=lambda k: within[k]["log_loss"])
+        print(f"{name}: chosen soft {soft} soft_epsilon {eps} (log loss "
+              f"{hard['log_loss']:.3f} -> {within[soft, eps]['log_loss']:.3f}; "
+              f"{len(rows) - len(within)} setting(s) over {TIME_BUDGET}x the hard time or "
+              "not lower)", flush=True)
 
 
 def run_context(args, overrides) -> None:
