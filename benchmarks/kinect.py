@@ -9,7 +9,9 @@ our forest at a similar node count and fully grown, all in one run.
 
 ``--per-dag 1000 3000 10000`` instead trains the jungle alone with that many frames per
 DAG (frames rendered one by one straight into the training store, so 30,000 frames fit in
-memory) and prints Jaccard, nodes and training time for each.
+memory) and prints Jaccard, nodes and training time for each. ``--set KEY=VALUE`` overrides
+the config (as in benchmarks/stanford.py); ``--test-seed 2`` scores on validation frames
+instead of the test frames (seed 1), to compare settings without choosing on the test set.
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fit_and_score, warm_up  # noqa: E402
 
 from jungleseg import ImageStore, evaluate, segment  # noqa: E402
-from jungleseg.config import load_config  # noqa: E402
+from jungleseg.config import load_config, parse_overrides  # noqa: E402
 from jungleseg.datasets.kinect import render_frame, render_frames  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "kinect.yaml"
@@ -39,10 +41,15 @@ def main() -> None:
     parser.add_argument("--no-jungle", action="store_true", help="only the forests")
     parser.add_argument("--per-dag", type=int, nargs="+", default=None,
                         help="frames per DAG to train the jungle with, one run each")
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="override configs/kinect.yaml values")
+    parser.add_argument("--test-seed", type=int, default=1,
+                        help="seed of the frames scored (1: the test frames)")
     args = parser.parse_args()
+    overrides = parse_overrides(args.set)
     warm_up()
     if args.per_dag:
-        frames_against_accuracy(args.per_dag, args.test)
+        frames_against_accuracy(args.per_dag, args.test, args.test_seed, overrides)
         return
     render_frames(2, seed=0)
     start = time.perf_counter()
@@ -50,8 +57,8 @@ def main() -> None:
     seconds = time.perf_counter() - start
     print(f"rendered {args.train} frames of 320x240 in {seconds:.1f} s "
           f"({args.train / seconds:.0f} frames/s)")
-    test_depth, test_labels = render_frames(args.test, seed=1)
-    config = load_config(CONFIG)
+    test_depth, test_labels = render_frames(args.test, seed=args.test_seed)
+    config = load_config(CONFIG).with_overrides(overrides)
     per_dag = args.train // config.jungle_params.get("n_estimators", 3)
     runs = {} if args.no_jungle else {"jungle": {"sampling.images_per_dag": per_dag}}
     for d in args.forest_depths:
@@ -72,11 +79,12 @@ def main() -> None:
 _FRAME = np.ones((240, 320), np.float32)
 
 
-def frames_against_accuracy(per_dag: list[int], n_test: int) -> None:
-    config = load_config(CONFIG)
+def frames_against_accuracy(per_dag: list[int], n_test: int, test_seed: int = 1,
+                            overrides: dict | None = None) -> None:
+    config = load_config(CONFIG).with_overrides(overrides or {})
     family = config.features()
     n_dags = config.jungle_params.get("n_estimators", 3)
-    test_depth, test_labels = render_frames(n_test, seed=1)
+    test_depth, test_labels = render_frames(n_test, seed=test_seed)
     for n in per_dag:
         total = n * n_dags
         labels = np.empty((total, *_FRAME.shape), np.uint8)
