@@ -4,7 +4,7 @@ A *level record* is a dict of per-node arrays for one level of every DAG (nodes 
 DAG): ``dag``, ``hist`` (class counts), ``split``, ``gain``, ``round`` and ``rank`` (see
 :class:`NodeRecords`), and for the split nodes ``nodes`` (their indices in the level),
 ``kind``, ``params``, ``threshold``, ``left`` and ``right`` (indices in the next level)
-and ``spread`` (of the node's training responses, see ``_grow.node_spread``).
+and ``spread`` (of the node's training responses, see ``_spread.node_spread``).
 """
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ from numba import njit, prange
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ..features import FeatureFamily, Samples
-from ..features._kernels import DEPTH_FAR, KIND_DEPTH, at_sample, draw_candidates, response_at
+from ..features._kernels import at_sample, draw_candidates, response_at
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import make_phi_table, node_costs
 from ._assembly import assemble, level_record
@@ -44,6 +44,7 @@ from ._dgmml import dgmml_splits
 from ._entries import Entries
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
+from ._spread import counts_in_spread, node_spread
 from ._tables import THRESHOLD_SUBSAMPLE, best_candidates, split_tables
 
 _DRAW_STREAM = 2
@@ -181,13 +182,6 @@ def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
     return kinds, params, n_drawn
 
 
-@njit(cache=True, inline="always")
-def _depth_regime(v):
-    """Which probes of a depth response read ``DEPTH_FAR`` (off the body): 1 the first
-    only, -1 the second only, 0 both or neither (responses of at most a few metres)."""
-    return int(v >= DEPTH_FAR / 2) - int(v <= -DEPTH_FAR / 2)
-
-
 @njit(parallel=True, cache=True, nogil=True)
 def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
           params, threshold, left, right, n_workers):
@@ -195,11 +189,8 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     if it did not split) to its left or right child (global ids); other entries retire
     (-1). Entries are visited in entry order, image by image; where an entry goes depends
     on its own response only. Also returns each routed entry's response (NaN for others),
-    from which :func:`node_spread` measures each split node's spread. A depth response in
-    another regime than its node's threshold (:func:`_depth_regime`) is NaN too: between
-    regimes responses differ by about ``DEPTH_FAR`` whatever the body's shape, which would
-    make the spread, so the soft-routing temperature, tens of metres where the threshold
-    parts centimetres."""
+    from which :func:`._spread.node_spread` measures each split node's spread, and NaN
+    for those :func:`._spread.counts_in_spread` leaves out of it."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
@@ -219,60 +210,9 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
                 v = response_at(kind[i], params, i, pixels, integral, integral_offset,
                                 at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
                 new_node[e] = left[i] if v < threshold[i] else right[i]
-                if kind[i] != KIND_DEPTH or _depth_regime(v) == _depth_regime(threshold[i]):
+                if counts_in_spread(kind[i], v, threshold[i]):
                     response[e] = v
     return new_node, response
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def spread_sums(order, start, nodes, response, entry_weight, w, total):
-    """Add the weights and weighted training responses of each of ``nodes``' entries
-    (global ids into ``start``), in entry order, to ``w`` and ``total``, leaving out NaN
-    responses (see :func:`route`): a shard of the data continues the sums where the shard
-    before it left them (:mod:`._sharded`)."""
-    for q in prange(nodes.shape[0]):
-        i = nodes[q]
-        for a in range(start[i], start[i + 1]):
-            e = order[a]
-            if np.isnan(response[e]):
-                continue
-            w[q] += entry_weight[e]
-            total[q] += entry_weight[e] * float(response[e])
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def spread_squares(order, start, nodes, response, entry_weight, mean, square):
-    """Add the weighted squared deviations of each of ``nodes``' training responses (but
-    NaN ones) from ``mean``, in entry order, to ``square`` (continued from shard to shard
-    like :func:`spread_sums`)."""
-    for q in prange(nodes.shape[0]):
-        i = nodes[q]
-        for a in range(start[i], start[i + 1]):
-            e = order[a]
-            if np.isnan(response[e]):
-                continue
-            square[q] += entry_weight[e] * (float(response[e]) - mean[q]) ** 2
-
-
-def spread_mean(w: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Each node's weighted mean response from :func:`spread_sums` (0 for no weight)."""
-    return np.divide(total, w, out=np.zeros_like(total), where=w > 0)
-
-
-def spread_of(w: np.ndarray, square: np.ndarray) -> np.ndarray:
-    """Each node's weighted standard deviation, float32, from :func:`spread_squares`."""
-    return np.sqrt(np.divide(square, w, out=np.zeros_like(square), where=w > 0)
-                   ).astype(np.float32)
-
-
-def node_spread(order, start, nodes, response, entry_weight) -> np.ndarray:
-    """Weighted standard deviation of the training responses of each of ``nodes`` (global
-    ids into ``start``), summed in entry order, without depth responses in another regime
-    than the threshold's (see :func:`route`): the scale of soft routing's temperature."""
-    w, total, square = (np.zeros(nodes.shape[0]) for _ in range(3))
-    spread_sums(order, start, nodes, response, entry_weight, w, total)
-    spread_squares(order, start, nodes, response, entry_weight, spread_mean(w, total), square)
-    return spread_of(w, square)
 
 
 def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries,

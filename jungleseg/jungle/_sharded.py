@@ -47,10 +47,11 @@ from ._entries import Entries
 from ._evaluation import (evaluate_subsamples, split_by_cost, subsample_dests,
                           subsample_starts, wave_entries)
 from ._grow import (GrowParams, GrowStats, Progress, _grow_levels, _Training, group_by_node,
-                    node_histograms, route, spread_mean, spread_of, spread_squares,
-                    spread_sums)
+                    node_histograms, route)
+from ._spread import spread_mean, spread_of, spread_squares, spread_sums
 from ._tables import (_WAVE_BYTES, THRESHOLD_SUBSAMPLE, _count_pass, _offsets, _thresholds,
                       _waves, finalise_tables)
+
 
 @dataclass(frozen=True)
 class Shard:
