@@ -12,8 +12,9 @@ from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues
 
 #: Inputs a colour family reads.
 INPUTS = ("rgb", "grey", "channels")
-#: Options that only grey input has (they are computed from the intensity).
-GREY_ONLY = ("gradient", "hessian")
+#: Options that grey and RGB input have, not 'channels' (they are computed from the
+#: intensity or the CIELab lightness).
+TEXTURE = ("gradient", "hessian")
 _FAR = 1 << 20  # the longest probe offset and box half-size the kernels accept
 
 
@@ -32,7 +33,7 @@ class ColourFeatures(FeatureFamily):
         RGB images become CIELab; grey images become the intensity plus Gaussian-smoothed
         copies at ``smoothing_scales``; 'channels' takes (H, W, n_channels) as they are.
     smoothing_scales : sequence of float
-        Gaussian sigmas for grey input.
+        Gaussian sigmas for grey input, and for the texture channels of RGB input.
     n_channels : int
         Channel count for 'channels' input.
     position : bool
@@ -41,11 +42,13 @@ class ColourFeatures(FeatureFamily):
         use where a pixel is (sky above, road below) as well as what is around it.
     gradient : bool
         For grey input, also the gradient magnitude (Sobel) of each smoothed copy: edge
-        strength at every scale, which separates textures of equal mean intensity.
+        strength at every scale, which separates textures of equal mean intensity. For RGB
+        input the same of the CIELab lightness smoothed at each scale (grass from road,
+        foliage from sky of a similar colour).
     hessian : bool
         For grey input, also the two eigenvalues (larger first) of the Hessian (3x3 Sobel
         second derivatives) of each smoothed copy: curvature, which marks ridges, blobs and
-        the inflection line of an edge.
+        the inflection line of an edge. For RGB input, of the smoothed lightness.
     centred : bool
         Put the first probe on the pixel itself (u = 0); the second keeps its offset.
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
@@ -94,17 +97,18 @@ class ColourFeatures(FeatureFamily):
         if (input == "channels") != (n_channels is not None):
             raise ValueError("n_channels is required with input='channels' and allowed with "
                              "it only")
-        for name in GREY_ONLY:
-            if input != "grey" and getattr(self, name):
-                raise ValueError(f"{name} channels are made for grey input only")
+        for name in TEXTURE:
+            if input == "channels" and getattr(self, name):
+                raise ValueError(f"{name} channels are made for grey or rgb input only")
 
     @property
     def n_input_channels(self) -> int:
         """Channels made from the image (before box means and positions)."""
+        texture = (self.gradient + 2 * self.hessian) * len(self.smoothing_scales)
         if self.input == "rgb":
-            return 3
+            return 3 + texture
         if self.input == "grey":
-            return 1 + (1 + self.gradient + 2 * self.hessian) * len(self.smoothing_scales)
+            return 1 + len(self.smoothing_scales) + texture
         return self.n_channels
 
     @property
@@ -113,10 +117,10 @@ class ColourFeatures(FeatureFamily):
 
     def for_input(self, input: str, n_channels: int | None = None) -> ColourFeatures:
         """This family for another input: the same options, less those the new input
-        does not have (:data:`GREY_ONLY`)."""
-        grey_only = {} if input == "grey" else {name: False for name in GREY_ONLY}
+        does not have (:data:`TEXTURE`)."""
+        texture = {name: False for name in TEXTURE} if input == "channels" else {}
         return self.with_params(input=input, n_channels=n_channels if input == "channels"
-                                else None, **grey_only)
+                                else None, **texture)
 
     @property
     def kind_codes(self) -> tuple:
@@ -174,8 +178,9 @@ class ColourFeatures(FeatureFamily):
         derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
         box = self.max_box if self.needs_integral else 0
+        smoothed = self.input == "grey" or (self.input == "rgb" and derivative)
         return (self.max_offset + box + max(self.box_filters, default=0)
-                + (smoothing if self.input == "grey" else 0))
+                + (smoothing if smoothed else 0))
 
     def _convert(self, image: np.ndarray, out: np.ndarray) -> None:
         """Write the converted channels (before box means and positions) into the
@@ -186,7 +191,11 @@ class ColourFeatures(FeatureFamily):
             scale = 255.0 if image.dtype == np.uint8 else (65535.0 if image.dtype == np.uint16
                                                           else 1.0)
             rgb = np.ascontiguousarray(image[:, :, :3], dtype=np.float32) / np.float32(scale)
-            np.copyto(out, np.moveaxis(cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab), 2, 0))
+            np.copyto(out[:3], np.moveaxis(cv2.cvtColor(np.clip(rgb, 0, 1), cv2.COLOR_RGB2Lab),
+                                           2, 0))
+            if len(out) > 3:
+                smoothed = np.empty((len(self.smoothing_scales), *out.shape[1:]), np.float32)
+                self._texture(out[0], smoothed, out[3:])
             return
         if self.input == "grey":
             if image.ndim == 3 and image.shape[2] == 1:
@@ -195,18 +204,7 @@ class ColourFeatures(FeatureFamily):
                 raise ValueError(f"expected a grey image (H, W), got shape {image.shape}")
             np.copyto(out[0], image, casting="unsafe")
             n_scales = len(self.smoothing_scales)
-            smoothed = out[1:1 + n_scales]
-            for plane, sigma in zip(smoothed, self.smoothing_scales):
-                cv2.GaussianBlur(out[0], (0, 0), sigma, dst=plane,
-                                 borderType=cv2.BORDER_REPLICATE)
-            derived = out[1 + n_scales:]
-            if self.gradient:
-                for plane, edges in zip(smoothed, derived):
-                    gradient_magnitude(plane, out=edges)
-                derived = derived[n_scales:]
-            if self.hessian:
-                for k, plane in enumerate(smoothed):
-                    hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])
+            self._texture(out[0], out[1:1 + n_scales], out[1 + n_scales:])
             return
         if image.ndim == 2:
             image = image[:, :, None]
@@ -214,3 +212,19 @@ class ColourFeatures(FeatureFamily):
             raise ValueError(f"expected (H, W, {self.n_input_channels}) channels, got "
                              f"{image.shape}")
         np.copyto(out, np.moveaxis(image, 2, 0), casting="unsafe")
+
+    def _texture(self, intensity: np.ndarray, smoothed: np.ndarray, derived: np.ndarray
+                 ) -> None:
+        """``intensity`` Gaussian-smoothed at each scale into ``smoothed``, and the
+        gradient magnitudes, then the Hessian eigenvalue pairs, of those into ``derived``
+        (as many planes as the options ask for)."""
+        n_scales = len(self.smoothing_scales)
+        for plane, sigma in zip(smoothed, self.smoothing_scales):
+            cv2.GaussianBlur(intensity, (0, 0), sigma, dst=plane, borderType=cv2.BORDER_REPLICATE)
+        if self.gradient:
+            for plane, edges in zip(smoothed, derived):
+                gradient_magnitude(plane, out=edges)
+            derived = derived[n_scales:]
+        if self.hessian:
+            for k, plane in enumerate(smoothed):
+                hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])

@@ -29,8 +29,8 @@ def test_rgb_becomes_lab_and_grey_gets_smoothed_copies():
     reference = np.hypot(ndi.sobel(smooth, 0, mode="nearest"), ndi.sobel(smooth, 1, mode="nearest"))
     np.testing.assert_allclose(channels[2:-2, 2:-2, 3], reference[2:-2, 2:-2], atol=0.02)
     assert np.argmax(channels[8, :, 3]) in (9, 10)  # strongest on the step
-    with pytest.raises(ValueError, match="grey input only"):
-        ColourFeatures(input="rgb", gradient=True)
+    with pytest.raises(ValueError, match="grey or rgb input only"):
+        ColourFeatures(input="channels", n_channels=3, gradient=True)
 
 
 def test_hessian_channels_match_a_numpy_reference():
@@ -52,8 +52,34 @@ def test_hessian_channels_match_a_numpy_reference():
     eigen = np.linalg.eigvalsh(hessian)[..., ::-1]  # larger first
     np.testing.assert_allclose(channels[:, :, 3:], eigen, atol=1e-4)
     assert family_from_dict(family.to_dict()) == family
-    with pytest.raises(ValueError, match="grey input only"):
+    with pytest.raises(ValueError, match="grey or rgb input only"):
         ColourFeatures(input="channels", n_channels=2, hessian=True)
+
+
+def test_rgb_texture_channels_are_the_lightness_filtered_as_grey_input_is():
+    rng = np.random.default_rng(8)
+    rgb = rng.integers(0, 256, (24, 30, 3), dtype=np.uint8)
+    scales = (1.0, 2.5)
+    family = ColourFeatures(smoothing_scales=scales, gradient=True, hessian=True,
+                            box_filters=[2], position=True)
+    channels = family.channels(rgb)
+    assert family.n_input_channels == 3 + 3 * len(scales)
+    assert channels.shape == (24, 30, 2 * 9 + 2) == (24, 30, family.n_store_channels)
+    lab = ColourFeatures().channels(rgb)
+    np.testing.assert_array_equal(channels[:, :, :3], lab)
+    # the grey family on the lightness makes [L, smoothed copies, gradients, Hessians]
+    grey = ColourFeatures(input="grey", smoothing_scales=scales, gradient=True,
+                          hessian=True).channels(np.ascontiguousarray(lab[:, :, 0]))
+    np.testing.assert_array_equal(channels[:, :, 3:9], grey[:, :, 3:])
+    assert family.margin() == ColourFeatures(box_filters=[2]).margin() + 11 + 1
+    # a tile with the margin around it has the whole image's channels inside the margin
+    texture = ColourFeatures(smoothing_scales=scales, gradient=True, hessian=True)
+    m = texture.margin()
+    big = rng.integers(0, 256, (2 * m + 10, 2 * m + 12, 3), dtype=np.uint8)
+    tile = texture.channels(big[2:-2, 3:-3])
+    np.testing.assert_array_equal(tile[m - 2:-(m - 2), m - 3:-(m - 3)],
+                                  texture.channels(big)[m:-m, m:-m])
+    assert family_from_dict(family.to_dict()) == family
 
 
 def test_box_filter_channels_match_a_numpy_reference():
