@@ -62,7 +62,7 @@ def test_config_values_reach_the_estimator():
     seg = load_config(CONFIGS / "stanford.yaml").estimator()
     assert seg.features == ColourFeatures(
         max_offset=80, kinds=("value", "difference", "absdiff"), box_filters=(1, 3, 7, 15),
-        input="rgb", position=True)
+        input="rgb", gradient=True, smoothing_scales=(1, 2, 4), position=True)
     params = seg.get_params(deep=False)
     expected = dict(n_estimators=3, max_width=256, schedule="doubling", max_depth=26,
                     n_candidate_features=100, n_thresholds=16, min_samples_leaf=5, smoothing=6,
