@@ -1,7 +1,7 @@
 """The spread of split nodes' training responses (soft routing's temperature scale)."""
 import numpy as np
 
-from jungleseg.features import ColourFeatures, DepthFeatures, Samples
+from jungleseg.features import DepthFeatures, Samples
 from jungleseg.features import _kernels as K
 from jungleseg.jungle._grow import group_by_node, route
 from jungleseg.jungle._spread import node_spread
@@ -9,24 +9,14 @@ from jungleseg.jungle._spread import node_spread
 
 def test_the_spread_is_the_weighted_standard_deviation_of_each_nodes_responses():
     rng = np.random.default_rng(1)
-    image = rng.normal(size=(10, 12, 2)).astype(np.float32)
-    family = ColourFeatures(max_offset=3, kinds=["difference"], input="channels", n_channels=2)
-    store = family.prepare([image]).as_tuple()
-    rows, cols = np.divmod(np.arange(120), 12)
-    samples = Samples(np.zeros(120, np.int32), rows.astype(np.int32), cols.astype(np.int32))
-    entry_node = np.repeat([0, 1], 60)
-    params = np.float32([[1, -1, 0, 2, 0, 1, 0, 0], [-2, 0, 1, 1, 1, 1, 0, 0]])
-    kind = np.array([K.KIND_DIFF, K.KIND_DIFF], np.uint8)
-    _, response = route(entry_node, np.arange(2), np.arange(120), samples.image, samples.row,
-                        samples.col, store, False, kind, params, np.float32([0.1, -0.3]),
-                        np.array([10, 30]), np.array([20, 40]), 1)
-    assert not np.any(np.isnan(response))  # colour responses all count
-    # weights 1..120
-    order, start = group_by_node(entry_node, 2)
-    weight = np.arange(1, 121)
-    spread = node_spread(order, start, np.array([1, 0]), response, weight)
-    for q, node in enumerate((1, 0)):
-        mine = entry_node == node
+    entry_node = rng.integers(0, 3, 120)
+    response = rng.normal(size=120).astype(np.float32)
+    response[rng.random(120) < 0.2] = np.nan  # left out of the spread
+    weight = rng.integers(1, 5, 120)
+    order, start = group_by_node(entry_node, 3)
+    spread = node_spread(order, start, np.array([2, 0]), response, weight)
+    for q, node in enumerate((2, 0)):
+        mine = (entry_node == node) & ~np.isnan(response)
         r = response[mine].astype(np.float64)
         mean = np.average(r, weights=weight[mine])
         want = np.sqrt(np.average((r - mean) ** 2, weights=weight[mine]))
