@@ -42,11 +42,10 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 #: What --quick changes in the segmentation configs (fewer samples, candidates and levels).
 QUICK = {"sampling.samples_per_image": 400, "jungle.n_candidate_features": 40,
          "jungle.max_depth": 18}
-SOFT = [(0.0, 0.0), (0.05, 1e-2), (0.1, 1e-2), (0.2, 1e-2), (0.1, 1e-3)]
 #: The (factor, epsilon) grid ``softcv`` tries on held-back training images.
 SOFT_GRID = [(0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
-#: The options of a --quick run: hard routing and the grid.
-SOFT_QUICK = [(0.0, 0.0), *SOFT_GRID]
+#: The settings ``soft`` scores on the test images: hard routing and the grid.
+SOFT_SETTINGS = [(0.0, 0.0), *SOFT_GRID]
 #: ``softcv`` considers only settings whose held-back traversal takes less than this many
 #: times the hard traversal (issue 18's cost budget for soft routing).
 TIME_BUDGET = 2.0
@@ -223,7 +222,7 @@ def run_soft(args, overrides) -> None:
             jungle, fit_s = _fitted(name, config, _for_set(name, overrides, train), f, train,
                                     args.models, f"split{args.folds[f]}")
             print(f"{name} split {f}: nodes {jungle.node_count} fit {fit_s:.1f} s", flush=True)
-            settings = SOFT_QUICK if args.quick else SOFT
+            settings = SOFT_SETTINGS
             costs = traversal(jungle, test, settings[1:])
             print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
             for (soft, eps), cost, r in zip(settings, costs,
