@@ -105,16 +105,16 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     the share ``w * sigmoid(-|v - threshold| / T)`` of the weight ``w`` reaching it to the
     branch its response does not pick (the minor branch) and the rest to the other. If
     that minor share is at most ``epsilon`` the node steps hard, passing all of ``w`` on:
-    the gate is saturated. A response equal to the threshold steps hard too (right, as
-    hard routing sends it): responses take discrete values (8-bit colour, a depth
-    probe pair both off the body reads exactly 0) and thresholds drawn between equal
-    responses equal them, so such a tie says which side of the split the training
-    pixels of that value went, not that the pixel is on its boundary; gated, every tied
-    pixel would split its weight in half (a fifth of a Kinect model's thresholds are 0). That holds without evaluating the gate whenever
+    the gate is saturated. That holds without evaluating the gate whenever
     ``|v - threshold| >= T * log(1 / epsilon - 1)`` (the bound for ``w <= 1``), so a pixel
-    whose gates are saturated costs what a hard one does. Weights of paths that meet at a
-    node add up; every entry carries more than ``epsilon``, so a pixel has fewer than
-    ``1 / epsilon + 1`` entries per level (and at most ``widest``, the widest level), and
+    whose gates are saturated costs what a hard one does. A response equal to the
+    threshold steps hard too (right, as hard routing sends it): responses take discrete
+    values (8-bit colour; a depth probe pair both off the body reads exactly 0), and a
+    threshold drawn between equal responses equals them, so a tie says to which side the
+    training pixels of that value went, not that the pixel is on the split's boundary;
+    gated, every tied pixel would split its weight in half (a fifth of a Kinect model's
+    thresholds are 0). Weights of paths that meet at a node add up; every entry carries
+    more than ``epsilon``, so a pixel has fewer than ``1 / epsilon + 1`` entries per level (and at most ``widest``, the widest level), and
     its weights still sum to 1 over the leaves. Weights are float32; a pixel's
     probabilities are the DAGs' weight-mixed leaf distributions, averaged. ``spread`` is
     the packed per-node spread (unused, and may be empty, with ``soft == 0``). Node and
