@@ -162,6 +162,27 @@ def _depth_response(params, j, pixels, at):
 
 
 @njit(cache=True, inline="always")
+def depth_responses(params, first, n, pixels, at, out, start, offsets):
+    """Depth responses of the ``n`` consecutive parameter rows from ``first`` at one sample,
+    written to ``out[start:]`` (equal to :func:`response_rows` of those rows, bit for bit).
+
+    All probe offsets are divided by the sample's depth and rounded in one loop over the
+    rows' parameters before any probe is read: that loop has no reads of ``pixels``, so
+    it runs as vector instructions, where the divisions of one response at a time are the
+    slowest part of it. ``params`` is C-contiguous with 4 columns; ``offsets`` is scratch
+    of at least ``4 * n`` integers."""
+    _, row, col, _, centre, _, _, _, _, _ = at
+    d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
+    rows = params.reshape(-1)[4 * first:4 * (first + n)]  # from 0: no wraparound tests
+    for x in range(4 * n):
+        offsets[x] = _round(rows[x] / d)
+    for k in range(n):
+        out[start + k] = (
+            _depth_probe(pixels, at, row + offsets[4 * k], col + offsets[4 * k + 1])
+            - _depth_probe(pixels, at, row + offsets[4 * k + 2], col + offsets[4 * k + 3]))
+
+
+@njit(cache=True, inline="always")
 def _clamped_index(at, row, col, channel):
     _, _, _, _, _, height, width, stride, plane, origin = at
     row = min(max(row, 0), height - 1)

@@ -13,7 +13,7 @@ from numba import njit, prange
 
 from .._rng import derive, next_below
 from .._workers import TASKS_PER_WORKER, claim
-from ..features._kernels import at_sample, response_rows
+from ..features._kernels import KIND_DEPTH, at_sample, depth_responses, response_rows
 
 THRESHOLD_STREAM = 3  # key separating the threshold draws' stream from the others
 
@@ -146,6 +146,7 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
     every = np.arange(kinds.shape[1])
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
+        offsets = np.empty(4 * kinds.shape[1], np.int64)
         while True:
             task = claim(counter)
             if task >= bounds.shape[0] - 1:
@@ -162,9 +163,23 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
                                   integral_offset, at, unclamped, values,
                                   val_off[i] + first - pair_off[i])
                 else:
-                    response_rows(kinds, params, i, every[:n_drawn[i]], 0, pixels, integral,
-                                  integral_offset, at, unclamped, values,
-                                  val_off[i] + q * n_drawn[i])
+                    _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
+                                    integral_offset, at, unclamped, values,
+                                    val_off[i] + q * n_drawn[i], offsets)
+
+
+@njit(cache=True, inline="always")
+def _every_response(kinds, params, i, n_k, every, pixels, integral, integral_offset, at,
+                    unclamped, out, start, offsets):
+    """Responses of node row i's first ``n_k`` candidates at one sample, written to
+    ``out[start:]``: depth candidates (a depth family draws nothing else) through
+    :func:`depth_responses`, whose divisions vectorise (``offsets``: its scratch), others
+    through :func:`response_rows`."""
+    if kinds[i, 0] == KIND_DEPTH:
+        depth_responses(params, i * kinds.shape[1], n_k, pixels, at, out, start, offsets)
+    else:
+        response_rows(kinds, params, i, every[:n_k], 0, pixels, integral, integral_offset, at,
+                      unclamped, out, start)
 
 
 @njit(cache=True)
@@ -201,6 +216,7 @@ def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample,
     n = batch.shape[0]
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
     for _ in prange(n_workers):
+        offsets = np.empty(4 * kinds.shape[1], np.int64)
         while True:
             task = claim(counter)
             if task >= n_tasks:
@@ -209,6 +225,6 @@ def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample,
                 x = batch[y]
                 i = rows[x]
                 s = entry_sample[entries[x]]
-                response_rows(kinds, params, i, every[:n_drawn[i]], 0, pixels, integral,
-                              integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
-                              unclamped, buffer, slot_of[y] * stride)
+                _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
+                                integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
+                                unclamped, buffer, slot_of[y] * stride, offsets)

@@ -75,6 +75,33 @@ def test_depth_feature_matches_reference():
     assert K.response(K.KIND_DEPTH, far, store, 0, r, c) == FAR - images[0][r, c]
 
 
+def test_depth_responses_of_consecutive_rows_equal_one_response_at_a_time():
+    """The vectorised block of a node's candidates gives each response bit for bit, probes
+    off the image and on background included, from any first row."""
+    from numba import njit
+
+    @njit
+    def block(params, first, n, store, image, row, col):
+        out = np.full(n + 3, np.nan, np.float32)
+        K.depth_responses(params, first, n, store[0], K.at_sample(store, image, row, col), out,
+                          2, np.empty(4 * n, np.int64))
+        return out
+
+    rng = np.random.default_rng(3)
+    images = [random_depth(rng, 30, 40), random_depth(rng, 12, 9)]
+    store = DepthFeatures(max_offset=0.4, focal_length=60).prepare(images).as_tuple()
+    params = rng.uniform(-40, 40, (37, 4)).astype(np.float32)
+    params[5] = [500.0, 500.0, 0.0, 0.0]  # off the image
+    for i, depth in enumerate(images):
+        for r, c in list(zip(*np.nonzero(depth > 0)))[:60]:
+            for first, n in ((0, 37), (5, 20), (36, 1)):
+                got = block(params, first, n, store, i, r, c)
+                want = [K.response(K.KIND_DEPTH, p, store, i, r, c) for p in params[first:first + n]]
+                assert np.isnan(got[:2]).all() and np.isnan(got[2 + n:]).all()
+                assert np.array_equal(got[2:2 + n].view(np.uint32),
+                                      np.float32(want).view(np.uint32))
+
+
 @pytest.mark.parametrize("kind", sorted(K.COLOUR_KINDS))
 def test_colour_feature_kinds_match_reference(kind):
     rng = np.random.default_rng(1)
