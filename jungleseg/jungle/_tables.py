@@ -73,18 +73,6 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
 
 
 @njit(cache=True, inline="always")
-def _bin(thresholds, i, k, v):
-    """How many of node i's candidate k's thresholds are <= v, i.e. NumPy's
-    ``searchsorted(..., side='right')`` over the sorted thresholds (the unused ones are NaN
-    and never count): v goes left of threshold t iff t >= this bin. A count rather than a
-    search: it has no branch to mispredict, and it vectorises."""
-    t = 0
-    for j in range(thresholds.shape[2]):
-        t += thresholds[i, k, j] <= v
-    return t
-
-
-@njit(cache=True, inline="always")
 def _sort(values, keys, spare, no_order, counts):
     """Sort float32 ``values`` in place (:func:`._radix.radix_sort` of their bits)."""
     n = values.shape[0]
@@ -164,6 +152,12 @@ def _finalise_scratch(n_classes, n_t):
 
 
 @njit(cache=True, inline="always")
+def _count_scratch(n_cand, n_t):
+    """One worker's scratch arrays for :func:`_by_threshold` and :func:`_count_sample`."""
+    return np.empty((n_t, n_cand), np.float32), np.empty(n_cand, np.int64)
+
+
+@njit(cache=True, inline="always")
 def _at(layout, k, t, c, classes):
     """Index of (candidate k, bin t, compact class c) in a node's counts."""
     offset, sk, st, sc, full = layout
@@ -171,16 +165,38 @@ def _at(layout, k, t, c, classes):
 
 
 @njit(cache=True, inline="always")
-def _count_sample(counts, layout, column_base, n_k, thresholds, n_thr, i, responses, base, w):
+def _by_threshold(thresholds, i, n_k, by_threshold):
+    """Node i's thresholds of its first ``n_k`` candidates, threshold-major:
+    ``by_threshold[t, k]`` (scratch of at least (T, n_k)), as :func:`_count_sample` reads
+    them."""
+    for t in range(thresholds.shape[2]):
+        for k in range(n_k):
+            by_threshold[t, k] = thresholds[i, k, t]
+
+
+@njit(cache=True, inline="always")
+def _count_sample(counts, layout, column_base, n_k, by_threshold, n_thr, i, responses, base,
+                  w, bins):
     """Bin one sample's responses ``responses[base + k]`` and add its weight ``w`` to the
-    counts of its class (``column_base``: the class's offset, see :func:`_layout`)."""
+    counts of its class (``column_base``: the class's offset, see :func:`_layout`).
+
+    A response's bin is how many of its candidate's thresholds are <= it, i.e. NumPy's
+    ``searchsorted(..., side='right')`` over the sorted thresholds (the unused ones are NaN
+    and never count): it goes left of threshold t iff t >= its bin. Bins are counted
+    threshold by threshold across all candidates at once (``by_threshold``:
+    :func:`_by_threshold`; ``bins``: scratch of at least ``n_k``): a loop without branches
+    over consecutive candidates, which runs as vector instructions."""
     _, sk, st, _, _ = layout
+    values = responses[base:base + n_k]  # sliced from 0: no wraparound tests
+    found = bins[:n_k]
+    found[:] = 0
+    for t in range(by_threshold.shape[0]):
+        row = by_threshold[t, :n_k]
+        for k in range(n_k):
+            found[k] += row[k] <= values[k]
     for k in range(n_k):
-        m_k = n_thr[i, k]
-        if m_k > 0:
-            t = _bin(thresholds, i, k, responses[base + k])
-            if t < m_k:
-                counts[column_base + k * sk + t * st] += w
+        if found[k] < n_thr[i, k]:
+            counts[column_base + k * sk + found[k] * st] += w
 
 
 @njit(cache=True, inline="always")
@@ -215,6 +231,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
         scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
         column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
             n_classes, n_t)
+        by_threshold, bins = _count_scratch(n_cand, n_t)
         while True:
             task = claim(counter)
             if task >= b - a:
@@ -266,11 +283,12 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                 node_counts[layout[0]:layout[0] + ns * n_k * n_t] = 0
             if big[i]:
                 continue  # counted in pass 2
+            _by_threshold(thresholds, i, n_k, by_threshold)
             for q in range(sz):
                 e = order[lo[i] + q]
                 _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, thresholds, n_thr, i, values,
-                    val_off[i] + q * n_k, entry_weight[e])
+                    entry_sample[e]]], classes), n_k, by_threshold, n_thr, i, values,
+                    val_off[i] + q * n_k, entry_weight[e], bins)
             _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
                       wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
                       costs_buf, min_leaf, phi_table, criterion)
@@ -291,6 +309,7 @@ def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, 
     for _ in prange(n_workers):
         column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
             n_classes, n_t)
+        by_threshold, bins = _count_scratch(n_cand, n_t)
         while True:
             t = claim(counter)
             if t >= big_rows.shape[0]:
@@ -303,11 +322,12 @@ def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, 
             node_counts = flat_table if keep_table else counts
             layout = _layout(i * n_cand * n_t * n_classes if keep_table else count_off[i], n_k,
                              n_t, n_classes, keep_table)
+            _by_threshold(thresholds, i, n_k, by_threshold)
             for slot in range(slot_start[t], slot_start[t + 1]):
                 e = entries[slots[slot]]
                 _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, thresholds, n_thr, i, buffer,
-                    slot * stride, entry_weight[e])
+                    entry_sample[e]]], classes), n_k, by_threshold, n_thr, i, buffer,
+                    slot * stride, entry_weight[e], bins)
             if last:
                 _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
                           table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,
