@@ -137,14 +137,16 @@ def _round(x):
 
 @njit(cache=True, inline="always")
 def _combine(base, a, b):
-    """Response of a point or box kind (``base``: its point kind) from its probes' values."""
-    if base == KIND_DIFF:
-        return a - b
-    if base == KIND_SUM:
-        return a + b
-    if base == KIND_ABSDIFF:
-        return abs(a - b)
-    return a
+    """Response of a point or box kind (``base``: its point kind) from its probes' values.
+
+    Every combination is computed and one is selected, without a branch: a node's
+    candidates mix kinds at random, and a mispredicted branch would discard the probe
+    reads of the following candidates that are already under way."""
+    difference = a - b
+    v = a
+    v = difference if base == KIND_DIFF else v
+    v = a + b if base == KIND_SUM else v
+    return abs(difference) if base == KIND_ABSDIFF else v
 
 
 @njit(cache=True, inline="always")
@@ -180,6 +182,37 @@ def depth_responses(params, first, n, pixels, at, out, start, offsets):
         out[start + k] = (
             _depth_probe(pixels, at, row + offsets[4 * k], col + offsets[4 * k + 1])
             - _depth_probe(pixels, at, row + offsets[4 * k + 2], col + offsets[4 * k + 3]))
+
+
+@njit(cache=True, inline="always")
+def colour_responses(kinds, params, i, n, pixels, integral, integral_offset, at, unclamped,
+                     out, start, reads):
+    """Responses of node row i's first ``n`` candidates of a colour family (point and box
+    kinds; ``params`` row ``i * n_candidates + k``) at one sample, written to
+    ``out[start:]`` (equal to :func:`response_rows`, bit for bit).
+
+    Where each point probe reads is worked out for every candidate first (``reads``:
+    scratch of at least ``2 * n`` integers), then the probes are read in a loop whose only
+    branch, point or box kind, goes the same way for a family without box kinds. Probes
+    read from all over a large store mostly miss the caches: without a branch to
+    mispredict between them, the processor keeps many of those reads under way at once."""
+    _, row, col, pixel, _, _, _, stride, plane, _ = at
+    first = i * kinds.shape[1]
+    rows = params[first:first + n]  # indexed from 0: no wraparound tests
+    for k in range(n):
+        a_step, b_step = _probe_steps(rows, k, stride, plane)
+        a = _clamped_index(at, row + int(rows[k, 0]), col + int(rows[k, 1]), int(rows[k, 4]))
+        b = _clamped_index(at, row + int(rows[k, 2]), col + int(rows[k, 3]), int(rows[k, 5]))
+        reads[2 * k] = pixel + a_step if unclamped else a
+        reads[2 * k + 1] = pixel + b_step if unclamped else b
+    for k in range(n):
+        kind = kinds[i, k]
+        if kind >= KIND_BOX_VALUE:
+            out[start + k] = _box_response(kind, params, first + k, integral, integral_offset,
+                                           at)
+        else:
+            out[start + k] = _combine(kind, pixels[np.uint64(reads[2 * k])],
+                                      pixels[np.uint64(reads[2 * k + 1])])
 
 
 @njit(cache=True, inline="always")

@@ -13,7 +13,8 @@ from numba import njit, prange
 
 from .._rng import derive, next_below
 from .._workers import TASKS_PER_WORKER, claim
-from ..features._kernels import KIND_DEPTH, at_sample, depth_responses, response_rows
+from ..features._kernels import (KIND_BOX_ABSDIFF, KIND_DEPTH, KIND_VALUE, at_sample,
+                                 colour_responses, depth_responses, response_rows)
 
 THRESHOLD_STREAM = 3  # key separating the threshold draws' stream from the others
 
@@ -146,7 +147,7 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
     every = np.arange(kinds.shape[1])
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
-        offsets = np.empty(4 * kinds.shape[1], np.int64)
+        scratch = np.empty(4 * kinds.shape[1], np.int64)
         while True:
             task = claim(counter)
             if task >= bounds.shape[0] - 1:
@@ -165,18 +166,23 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
                 else:
                     _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
                                     integral_offset, at, unclamped, values,
-                                    val_off[i] + q * n_drawn[i], offsets)
+                                    val_off[i] + q * n_drawn[i], scratch)
 
 
 @njit(cache=True, inline="always")
 def _every_response(kinds, params, i, n_k, every, pixels, integral, integral_offset, at,
-                    unclamped, out, start, offsets):
+                    unclamped, out, start, scratch):
     """Responses of node row i's first ``n_k`` candidates at one sample, written to
     ``out[start:]``: depth candidates (a depth family draws nothing else) through
-    :func:`depth_responses`, whose divisions vectorise (``offsets``: its scratch), others
-    through :func:`response_rows`."""
-    if kinds[i, 0] == KIND_DEPTH:
-        depth_responses(params, i * kinds.shape[1], n_k, pixels, at, out, start, offsets)
+    :func:`depth_responses`, whose divisions vectorise, colour candidates (point and box
+    kinds) through :func:`colour_responses`, whose probe reads overlap (``scratch``: the
+    integers either works in), others through :func:`response_rows`."""
+    kind = kinds[i, 0]
+    if kind == KIND_DEPTH:
+        depth_responses(params, i * kinds.shape[1], n_k, pixels, at, out, start, scratch)
+    elif KIND_VALUE <= kind <= KIND_BOX_ABSDIFF:
+        colour_responses(kinds, params, i, n_k, pixels, integral, integral_offset, at,
+                         unclamped, out, start, scratch)
     else:
         response_rows(kinds, params, i, every[:n_k], 0, pixels, integral, integral_offset, at,
                       unclamped, out, start)
@@ -216,7 +222,7 @@ def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample,
     n = batch.shape[0]
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
     for _ in prange(n_workers):
-        offsets = np.empty(4 * kinds.shape[1], np.int64)
+        scratch = np.empty(4 * kinds.shape[1], np.int64)
         while True:
             task = claim(counter)
             if task >= n_tasks:
@@ -227,4 +233,4 @@ def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample,
                 s = entry_sample[entries[x]]
                 _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
                                 integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
-                                unclamped, buffer, slot_of[y] * stride, offsets)
+                                unclamped, buffer, slot_of[y] * stride, scratch)

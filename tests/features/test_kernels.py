@@ -102,6 +102,44 @@ def test_depth_responses_of_consecutive_rows_equal_one_response_at_a_time():
                                       np.float32(want).view(np.uint32))
 
 
+@pytest.mark.parametrize("pad", [0, 6])
+def test_colour_responses_of_a_node_equal_one_response_at_a_time(pad):
+    """Point and box kinds mixed in one node, borders included, clamped (no pad) and at
+    fixed steps (padded as far as the probes reach): bit for bit."""
+    from numba import njit
+
+    @njit
+    def block(kinds, params, i, store, image, row, col, unclamped):
+        n = kinds.shape[1]
+        out = np.full(n + 3, np.nan, np.float32)
+        K.colour_responses(kinds, params, i, n, store[0], store[6], store[7],
+                           K.at_sample(store, image, row, col), unclamped, out, 2,
+                           np.empty(2 * n, np.int64))
+        return out
+
+    rng = np.random.default_rng(4)
+    family = ColourFeatures(max_offset=6, kinds=sorted(K.COLOUR_KINDS), max_box=2,
+                            input="channels", n_channels=3)
+    images = [rng.uniform(0, 1, (15, 22, 3)).astype(np.float32),
+              rng.uniform(0, 1, (7, 9, 3)).astype(np.float32)]
+    store = family.prepare(images, pad=pad).as_tuple()
+    kinds = np.zeros((2, 30), np.uint8)
+    params = np.zeros((60, 8), np.float32)
+    for i in range(2):
+        K.draw_candidates(family.spec(), np.uint64(i), kinds[i], params[30 * i:30 * (i + 1)])
+    assert len(set(kinds.ravel())) == len(K.COLOUR_KINDS)
+    for image, (h, w, _) in enumerate(x.shape for x in images):
+        for r in range(h):
+            for c in (0, 1, w // 2, w - 1):
+                for i in range(2):
+                    got = block(kinds, params, i, store, image, r, c, pad > 0)
+                    want = [K.response(kinds[i, k], params[30 * i + k], store, image, r, c)
+                            for k in range(30)]
+                    assert np.isnan(got[:2]).all() and np.isnan(got[32:]).all()
+                    assert np.array_equal(got[2:32].view(np.uint32),
+                                          np.float32(want).view(np.uint32))
+
+
 @pytest.mark.parametrize("kind", sorted(K.COLOUR_KINDS))
 def test_colour_feature_kinds_match_reference(kind):
     rng = np.random.default_rng(1)
