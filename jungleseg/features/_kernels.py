@@ -185,34 +185,38 @@ def depth_responses(params, first, n, pixels, at, out, start, offsets):
 
 
 @njit(cache=True, inline="always")
-def colour_responses(kinds, params, i, n, pixels, integral, integral_offset, at, unclamped,
-                     out, start, reads):
-    """Responses of node row i's first ``n`` candidates of a colour family (point and box
-    kinds; ``params`` row ``i * n_candidates + k``) at one sample, written to
-    ``out[start:]`` (equal to :func:`response_rows`, bit for bit).
+def colour_responses(kinds, params, i, candidates, shift, pixels, integral, integral_offset,
+                     at, unclamped, out, start, reads):
+    """:func:`response_rows` of a colour family's node row i (point and box kinds), bit for
+    bit: the responses of ``candidates`` (``candidates[q] >> shift`` is a candidate index)
+    at one sample, written to ``out[start:]``.
 
     Where each point probe reads is worked out for every candidate first (``reads``:
-    scratch of at least ``2 * n`` integers), then the probes are read in a loop whose only
-    branch, point or box kind, goes the same way for a family without box kinds. Probes
-    read from all over a large store mostly miss the caches: without a branch to
-    mispredict between them, the processor keeps many of those reads under way at once."""
+    scratch of at least ``2 * len(candidates)`` integers), then the probes are read in a
+    loop whose only branch, point or box kind, goes the same way for a family without box
+    kinds. Probes read from all over a large store mostly miss the caches: without a
+    branch to mispredict between them, the processor keeps many of those reads under way
+    at once."""
     _, row, col, pixel, _, _, _, stride, plane, _ = at
     first = i * kinds.shape[1]
-    rows = params[first:first + n]  # indexed from 0: no wraparound tests
-    for k in range(n):
-        a_step, b_step = _probe_steps(rows, k, stride, plane)
-        a = _clamped_index(at, row + int(rows[k, 0]), col + int(rows[k, 1]), int(rows[k, 4]))
-        b = _clamped_index(at, row + int(rows[k, 2]), col + int(rows[k, 3]), int(rows[k, 5]))
-        reads[2 * k] = pixel + a_step if unclamped else a
-        reads[2 * k + 1] = pixel + b_step if unclamped else b
-    for k in range(n):
+    for q in range(candidates.shape[0]):
+        j = first + (candidates[q] >> shift)
+        a_step, b_step = _probe_steps(params, j, stride, plane)
+        a = _clamped_index(at, row + int(params[j, 0]), col + int(params[j, 1]),
+                           int(params[j, 4]))
+        b = _clamped_index(at, row + int(params[j, 2]), col + int(params[j, 3]),
+                           int(params[j, 5]))
+        reads[2 * q] = pixel + a_step if unclamped else a
+        reads[2 * q + 1] = pixel + b_step if unclamped else b
+    for q in range(candidates.shape[0]):
+        k = candidates[q] >> shift
         kind = kinds[i, k]
         if kind >= KIND_BOX_VALUE:
-            out[start + k] = _box_response(kind, params, first + k, integral, integral_offset,
+            out[start + q] = _box_response(kind, params, first + k, integral, integral_offset,
                                            at)
         else:
-            out[start + k] = _combine(kind, pixels[np.uint64(reads[2 * k])],
-                                      pixels[np.uint64(reads[2 * k + 1])])
+            out[start + q] = _combine(kind, pixels[np.uint64(reads[2 * q])],
+                                      pixels[np.uint64(reads[2 * q + 1])])
 
 
 @njit(cache=True, inline="always")

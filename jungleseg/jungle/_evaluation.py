@@ -146,8 +146,13 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
     pixels, _, _, _, _, _, integral, integral_offset = store
     every = np.arange(kinds.shape[1])
     counter = np.zeros(1, np.int64)
+    widest = kinds.shape[1]  # most responses of one entry: the scratch's size
+    for x in range(entries.shape[0]):
+        if big[rows[x]]:
+            at = pos_off[rows[x]] + pos[x]
+            widest = max(widest, pair_start[at + 1] - pair_start[at])
     for _ in prange(n_workers):
-        scratch = np.empty(4 * kinds.shape[1], np.int64)
+        scratch = np.empty(4 * widest, np.int64)
         while True:
             task = claim(counter)
             if task >= bounds.shape[0] - 1:
@@ -160,9 +165,14 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
                 if big[i]:
                     first = pair_off[i] + pair_start[pos_off[i] + q]
                     last = pair_off[i] + pair_start[pos_off[i] + q + 1]
-                    response_rows(kinds, params, i, pair_dest[first:last], shift, pixels, integral,
-                                  integral_offset, at, unclamped, values,
-                                  val_off[i] + first - pair_off[i])
+                    if KIND_VALUE <= kinds[i, 0] <= KIND_BOX_ABSDIFF:
+                        colour_responses(kinds, params, i, pair_dest[first:last], shift, pixels,
+                                         integral, integral_offset, at, unclamped, values,
+                                         val_off[i] + first - pair_off[i], scratch)
+                    else:
+                        response_rows(kinds, params, i, pair_dest[first:last], shift, pixels,
+                                      integral, integral_offset, at, unclamped, values,
+                                      val_off[i] + first - pair_off[i])
                 else:
                     _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
                                     integral_offset, at, unclamped, values,
@@ -181,8 +191,8 @@ def _every_response(kinds, params, i, n_k, every, pixels, integral, integral_off
     if kind == KIND_DEPTH:
         depth_responses(params, i * kinds.shape[1], n_k, pixels, at, out, start, scratch)
     elif KIND_VALUE <= kind <= KIND_BOX_ABSDIFF:
-        colour_responses(kinds, params, i, n_k, pixels, integral, integral_offset, at,
-                         unclamped, out, start, scratch)
+        colour_responses(kinds, params, i, every[:n_k], 0, pixels, integral, integral_offset,
+                         at, unclamped, out, start, scratch)
     else:
         response_rows(kinds, params, i, every[:n_k], 0, pixels, integral, integral_offset, at,
                       unclamped, out, start)

@@ -112,7 +112,7 @@ def test_colour_responses_of_a_node_equal_one_response_at_a_time(pad):
     def block(kinds, params, i, store, image, row, col, unclamped):
         n = kinds.shape[1]
         out = np.full(n + 3, np.nan, np.float32)
-        K.colour_responses(kinds, params, i, n, store[0], store[6], store[7],
+        K.colour_responses(kinds, params, i, np.arange(n), 0, store[0], store[6], store[7],
                            K.at_sample(store, image, row, col), unclamped, out, 2,
                            np.empty(2 * n, np.int64))
         return out
