@@ -167,15 +167,35 @@ def _depth_response(params, j, pixels, at):
 def depth_responses(params, first, n, pixels, at, out, start, offsets):
     """Depth responses of the ``n`` consecutive parameter rows from ``first`` at one sample,
     written to ``out[start:]`` (equal to :func:`response_rows` of those rows, bit for bit).
+    ``params`` is C-contiguous with 4 columns; ``offsets`` is scratch of at least ``4 * n``
+    integers (see :func:`_depth_of_rows`)."""
+    rows = params.reshape(-1)[4 * first:4 * (first + n)]  # from 0: no wraparound tests
+    _depth_of_rows(rows, n, pixels, at, out, start, offsets)
 
-    All probe offsets are divided by the sample's depth and rounded in one loop over the
-    rows' parameters before any probe is read: that loop has no reads of ``pixels``, so
-    it runs as vector instructions, where the divisions of one response at a time are the
-    slowest part of it. ``params`` is C-contiguous with 4 columns; ``offsets`` is scratch
-    of at least ``4 * n`` integers."""
+
+@njit(cache=True, inline="always")
+def drawn_depth_responses(params, first, candidates, shift, pixels, at, out, start, offsets,
+                          gathered):
+    """:func:`depth_responses` of listed parameter rows, ``first + (candidates[q] >>
+    shift)``, copied together first (``gathered``: float32 scratch of at least ``4 *
+    len(candidates)``)."""
+    n = candidates.shape[0]
+    for q in range(n):
+        j = first + (candidates[q] >> shift)
+        for p in range(4):
+            gathered[4 * q + p] = params[j, p]
+    _depth_of_rows(gathered[:4 * n], n, pixels, at, out, start, offsets)
+
+
+@njit(cache=True, inline="always")
+def _depth_of_rows(rows, n, pixels, at, out, start, offsets):
+    """Depth responses of ``n`` parameter rows laid end to end in ``rows`` at one sample.
+    All probe offsets are divided by the sample's depth and rounded in one loop before
+    any probe is read: that loop has no reads of ``pixels``, so it runs as vector
+    instructions, where the divisions of one response at a time are the slowest part of
+    it."""
     _, row, col, _, centre, _, _, _, _, _ = at
     d = centre if centre > 0 else DEPTH_FAR  # background is never sampled: stay in bounds
-    rows = params.reshape(-1)[4 * first:4 * (first + n)]  # from 0: no wraparound tests
     for x in range(4 * n):
         offsets[x] = _round(rows[x] / d)
     for k in range(n):

@@ -14,7 +14,8 @@ from numba import njit, prange
 from .._rng import derive, next_below
 from .._workers import TASKS_PER_WORKER, claim
 from ..features._kernels import (KIND_BOX_ABSDIFF, KIND_DEPTH, KIND_VALUE, at_sample,
-                                 colour_responses, depth_responses, response_rows)
+                                 colour_responses, depth_responses, drawn_depth_responses,
+                                 response_rows)
 
 THRESHOLD_STREAM = 3  # key separating the threshold draws' stream from the others
 
@@ -153,6 +154,7 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
             widest = max(widest, pair_start[at + 1] - pair_start[at])
     for _ in prange(n_workers):
         scratch = np.empty(4 * widest, np.int64)
+        gathered = np.empty(4 * widest, np.float32)
         while True:
             task = claim(counter)
             if task >= bounds.shape[0] - 1:
@@ -165,10 +167,15 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
                 if big[i]:
                     first = pair_off[i] + pair_start[pos_off[i] + q]
                     last = pair_off[i] + pair_start[pos_off[i] + q + 1]
-                    if KIND_VALUE <= kinds[i, 0] <= KIND_BOX_ABSDIFF:
-                        colour_responses(kinds, params, i, pair_dest[first:last], shift, pixels,
-                                         integral, integral_offset, at, unclamped, values,
-                                         val_off[i] + first - pair_off[i], scratch)
+                    drawn = pair_dest[first:last]
+                    at_value = val_off[i] + first - pair_off[i]
+                    if kinds[i, 0] == KIND_DEPTH:
+                        drawn_depth_responses(params, i * kinds.shape[1], drawn, shift, pixels,
+                                              at, values, at_value, scratch, gathered)
+                    elif KIND_VALUE <= kinds[i, 0] <= KIND_BOX_ABSDIFF:
+                        colour_responses(kinds, params, i, drawn, shift, pixels, integral,
+                                         integral_offset, at, unclamped, values, at_value,
+                                         scratch)
                     else:
                         response_rows(kinds, params, i, pair_dest[first:last], shift, pixels,
                                       integral, integral_offset, at, unclamped, values,

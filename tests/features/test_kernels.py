@@ -75,9 +75,9 @@ def test_depth_feature_matches_reference():
     assert K.response(K.KIND_DEPTH, far, store, 0, r, c) == FAR - images[0][r, c]
 
 
-def test_depth_responses_of_consecutive_rows_equal_one_response_at_a_time():
-    """The vectorised block of a node's candidates gives each response bit for bit, probes
-    off the image and on background included, from any first row."""
+def test_depth_responses_of_consecutive_or_drawn_rows_equal_one_response_at_a_time():
+    """The vectorised block of a node's candidates, or of its listed (drawn) candidates,
+    gives each response bit for bit, probes off the image and on background included."""
     from numba import njit
 
     @njit
@@ -87,7 +87,17 @@ def test_depth_responses_of_consecutive_rows_equal_one_response_at_a_time():
                           2, np.empty(4 * n, np.int64))
         return out
 
+    @njit
+    def drawn(params, first, codes, shift, store, image, row, col):
+        out = np.empty(codes.shape[0], np.float32)
+        n = 4 * codes.shape[0]
+        K.drawn_depth_responses(params, first, codes, shift, store[0],
+                                K.at_sample(store, image, row, col), out, 0,
+                                np.empty(n, np.int64), np.empty(n, np.float32))
+        return out
+
     rng = np.random.default_rng(3)
+    listed = np.array([4, 4, 29, 0, 11, 3])
     images = [random_depth(rng, 30, 40), random_depth(rng, 12, 9)]
     store = DepthFeatures(max_offset=0.4, focal_length=60).prepare(images).as_tuple()
     params = rng.uniform(-40, 40, (37, 4)).astype(np.float32)
@@ -100,6 +110,10 @@ def test_depth_responses_of_consecutive_rows_equal_one_response_at_a_time():
                 assert np.isnan(got[:2]).all() and np.isnan(got[2 + n:]).all()
                 assert np.array_equal(got[2:2 + n].view(np.uint32),
                                       np.float32(want).view(np.uint32))
+            codes = (listed << 3) + 5  # drawn rows, as the threshold subsamples list them
+            got = drawn(params, 7, codes, 3, store, i, r, c)
+            want = [K.response(K.KIND_DEPTH, params[7 + k], store, i, r, c) for k in listed]
+            assert np.array_equal(got.view(np.uint32), np.float32(want).view(np.uint32))
 
 
 @pytest.mark.parametrize("pad", [0, 6])
