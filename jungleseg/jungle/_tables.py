@@ -175,25 +175,33 @@ def _by_threshold(thresholds, i, n_k, by_threshold):
 
 
 @njit(cache=True, inline="always")
-def _count_sample(counts, layout, column_base, n_k, by_threshold, n_thr, i, responses, base,
-                  w, bins):
+def _count_sample(counts, layout, column_base, n_k, thresholds, by_threshold, n_thr, i,
+                  responses, base, w, bins):
     """Bin one sample's responses ``responses[base + k]`` and add its weight ``w`` to the
     counts of its class (``column_base``: the class's offset, see :func:`_layout`).
 
     A response's bin is how many of its candidate's thresholds are <= it, i.e. NumPy's
     ``searchsorted(..., side='right')`` over the sorted thresholds (the unused ones are NaN
-    and never count): it goes left of threshold t iff t >= its bin. Bins are counted
-    threshold by threshold across all candidates at once (``by_threshold``:
-    :func:`_by_threshold`; ``bins``: scratch of at least ``n_k``): a loop without branches
-    over consecutive candidates, which runs as vector instructions."""
+    and never count): it goes left of threshold t iff t >= its bin. A count rather than a
+    search has no branch to mispredict, and it runs as vector instructions along the
+    longer of two loops: across all candidates at once, threshold by threshold
+    (``by_threshold``: :func:`_by_threshold`; ``bins``: scratch of at least ``n_k``), when
+    there are at least as many candidates as thresholds; else along each candidate's
+    thresholds."""
     _, sk, st, _, _ = layout
     values = responses[base:base + n_k]  # sliced from 0: no wraparound tests
     found = bins[:n_k]
-    found[:] = 0
-    for t in range(by_threshold.shape[0]):
-        row = by_threshold[t, :n_k]
+    if n_k >= by_threshold.shape[0]:
+        found[:] = 0
+        for t in range(by_threshold.shape[0]):
+            row = by_threshold[t, :n_k]
+            for k in range(n_k):
+                found[k] += row[k] <= values[k]
+    else:
         for k in range(n_k):
-            found[k] += row[k] <= values[k]
+            found[k] = 0
+            for t in range(thresholds.shape[2]):
+                found[k] += thresholds[i, k, t] <= values[k]
     for k in range(n_k):
         if found[k] < n_thr[i, k]:
             counts[column_base + k * sk + found[k] * st] += w
@@ -287,8 +295,8 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
             for q in range(sz):
                 e = order[lo[i] + q]
                 _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, by_threshold, n_thr, i, values,
-                    val_off[i] + q * n_k, entry_weight[e], bins)
+                    entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
+                    values, val_off[i] + q * n_k, entry_weight[e], bins)
             _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
                       wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
                       costs_buf, min_leaf, phi_table, criterion)
@@ -326,8 +334,8 @@ def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, 
             for slot in range(slot_start[t], slot_start[t + 1]):
                 e = entries[slots[slot]]
                 _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, by_threshold, n_thr, i, buffer,
-                    slot * stride, entry_weight[e], bins)
+                    entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
+                    buffer, slot * stride, entry_weight[e], bins)
             if last:
                 _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
                           table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,

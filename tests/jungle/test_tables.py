@@ -149,9 +149,11 @@ def stores(rng):
 
 @pytest.mark.parametrize("keep_table", [False, True])
 @pytest.mark.parametrize("wave_bytes", [1 << 30, 20_000])
-def test_tables_equal_the_reference_loop(keep_table, wave_bytes, monkeypatch):
+@pytest.mark.parametrize("n_thresholds", [3, 6])
+def test_tables_equal_the_reference_loop(keep_table, wave_bytes, n_thresholds, monkeypatch):
     """Every store kind, nodes above and below the subsample size, weighted entries; one
-    wave or many small ones (each with several pass-2 batches)."""
+    wave or many small ones (each with several pass-2 batches); fewer thresholds than the
+    5 candidates (bins counted across candidates) and more (along each candidate)."""
     monkeypatch.setattr(_tables, "_WAVE_BYTES", wave_bytes)
     rng = np.random.default_rng(1)
     for name, family, store, samples, unclamped in stores(rng):
@@ -163,11 +165,11 @@ def test_tables_equal_the_reference_loop(keep_table, wave_bytes, monkeypatch):
         tuple_store = store.as_tuple()
         got = split_tables(nodes, order, start, entry_sample, entry_weight, samples.image,
                            samples.row, samples.col, samples.label, tuple_store, unclamped,
-                           kinds, params, n_drawn, 11, dags, positions, 3, 6, n_sub, P,
-                           keep_table, 2, phi_table, 0)
+                           kinds, params, n_drawn, 11, dags, positions, 3, n_thresholds,
+                           n_sub, P, keep_table, 2, phi_table, 0)
         want = reference_tables(nodes, order, start, entry_sample, entry_weight, samples,
                                 tuple_store, kinds, params, n_drawn, 11, dags, positions, 3,
-                                6, n_sub, P, 2, phi_table, 0)
+                                n_thresholds, n_sub, P, 2, phi_table, 0)
         sizes = np.diff(start)[nodes]
         assert sizes.max() > n_sub > sizes.min(), name
         np.testing.assert_array_equal(got[0], want[0], err_msg=name)
