@@ -177,9 +177,8 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
                                          integral_offset, at, unclamped, values, at_value,
                                          scratch)
                     else:
-                        response_rows(kinds, params, i, pair_dest[first:last], shift, pixels,
-                                      integral, integral_offset, at, unclamped, values,
-                                      val_off[i] + first - pair_off[i])
+                        response_rows(kinds, params, i, drawn, shift, pixels, integral,
+                                      integral_offset, at, unclamped, values, at_value)
                 else:
                     _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
                                     integral_offset, at, unclamped, values,
