@@ -168,7 +168,10 @@ def _at(layout, k, t, c, classes):
 def _by_threshold(thresholds, i, n_k, by_threshold):
     """Node i's thresholds of its first ``n_k`` candidates, threshold-major:
     ``by_threshold[t, k]`` (scratch of at least (T, n_k)), as :func:`_count_sample` reads
-    them."""
+    them; left unfilled when it counts along each candidate instead (fewer candidates than
+    thresholds)."""
+    if n_k < thresholds.shape[2]:
+        return
     for t in range(thresholds.shape[2]):
         for k in range(n_k):
             by_threshold[t, k] = thresholds[i, k, t]
