@@ -390,15 +390,28 @@ def point_response(kind, pixels, first, second):
 
 
 @njit(cache=True, inline="always")
-def depth_step_response(params, i, pixels, pixel, stride):
-    """Depth response of node i at flat index ``pixel`` of a store whose border is
-    background (0) at least as far as the node's probes reach from there: probes are read
-    at steps from the pixel, without bounds tests (equal to :func:`response_at`)."""
-    d = pixels[np.uint64(pixel)]
-    d = d if d > 0 else DEPTH_FAR
-    a = pixels[np.uint64(pixel + _round(params[i, 0] / d) * stride + _round(params[i, 1] / d))]
-    b = pixels[np.uint64(pixel + _round(params[i, 2] / d) * stride + _round(params[i, 3] / d))]
-    return (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
+def depth_step_responses(params, nodes, split, at, n, pixels, stride, out, rows, depths,
+                         offsets):
+    """Depth responses of nodes ``nodes[e]`` at flat store indices ``at[e]``, ``e < n``, on
+    a store whose border is background (0) at least as far as the nodes' probes reach from
+    there: probes are read at steps from the pixel, without bounds tests (equal to
+    :func:`response_at` bit for bit). Entries whose ``split[e]`` is False (leaves) read
+    the pixel itself, whatever their parameters. Parameter rows and the depths that divide
+    them are copied side by side first (``rows``, ``depths``: float32 scratch, ``offsets``:
+    int64 scratch, each of at least ``4 * n``), so that the divisions and roundings run
+    as vector instructions, and the probe reads of different entries overlap."""
+    for e in range(n):
+        d = pixels[np.uint64(at[e])]
+        d = d if d > 0 else DEPTH_FAR
+        for p in range(4):
+            rows[4 * e + p] = params[nodes[e], p] if split[e] else np.float32(0.0)
+            depths[4 * e + p] = d
+    for x in range(4 * n):
+        offsets[x] = _round(rows[x] / depths[x])
+    for e in range(n):
+        a = pixels[np.uint64(at[e] + offsets[4 * e] * stride + offsets[4 * e + 1])]
+        b = pixels[np.uint64(at[e] + offsets[4 * e + 2] * stride + offsets[4 * e + 3])]
+        out[e] = (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
 
 
 @njit(cache=True)

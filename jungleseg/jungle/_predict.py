@@ -3,7 +3,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._workers import claim
-from ..features._kernels import (at_sample, depth_step_response, point_probe_steps,
+from ..features._kernels import (at_sample, depth_step_responses, point_probe_steps,
                                  point_response, response_rows)
 
 #: How listed pixels read their probes: clamped to the image (any kind), at fixed steps
@@ -48,18 +48,31 @@ def predict_proba(node_start, leaf_start, kind, params, threshold, left, right, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _pixel_response(mode, i, p, r, c, kind, kind2d, params, first, second, store, image,
-                    one, value):
-    """Response of split node ``i`` at the pixel at ``p`` in the store (row ``r``, column
-    ``c`` of the image), read as ``mode`` says."""
+def _frontier_responses(mode, node, split, at, pix, n, kind, kind2d, params, first, second,
+                        store, image, pixel_row, pixel_col, one, out, rows, depths, offsets):
+    """Responses of split nodes ``node[e]`` (global indices) at the store's flat indices
+    ``at[e]``, for the frontier's first ``n`` entries, read as ``mode`` says, into
+    ``out[e]``; the pixel of entry e is the block's ``pix[e]``, at row ``pixel_row`` and
+    column ``pixel_col`` of the image. Entries at leaves (``split[e]`` False) are not
+    evaluated. A level's responses are all taken before any entry is routed, so that
+    independent probe reads overlap (and, for depth, the divisions run as vector
+    instructions); ``rows``, ``depths``, ``offsets`` are scratch for that."""
     pixels, _, _, _, stride, _, integral, integral_offset = store
-    if mode == POINT_STEPS:
-        return point_response(kind[i], pixels, np.uint64(p) + first[i], np.uint64(p) + second[i])
     if mode == DEPTH_STEPS:
-        return depth_step_response(params, i, pixels, p, stride[image])
-    response_rows(kind2d, params, i, one, 0, pixels, integral, integral_offset,
-                  at_sample(store, image, r, c), False, value, 0)
-    return value[0]
+        depth_step_responses(params, node, split, at, n, pixels, stride[image], out, rows,
+                             depths, offsets)
+        return
+    for e in range(n):
+        if not split[e]:
+            continue
+        i = node[e]
+        if mode == POINT_STEPS:
+            out[e] = point_response(kind[i], pixels, np.uint64(at[e]) + first[i],
+                                    np.uint64(at[e]) + second[i])
+        else:
+            j = pix[e]
+            response_rows(kind2d, params, i, one, 0, pixels, integral, integral_offset,
+                          at_sample(store, image, pixel_row[j], pixel_col[j]), False, out, e)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -95,7 +108,9 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
 
     Blocks of neighbouring listed pixels descend each DAG together, one level at a time:
     neighbours mostly share nodes, so node data and probed pixels stay in cache. A block's
-    frontier lists (pixel, node, weight) entries, a pixel's entries together. With
+    frontier lists (pixel, node, weight) entries, a pixel's entries together; all of a
+    level's responses are taken before any entry steps on (:func:`_frontier_responses`),
+    so no entry's probe reads wait on another's branch. With
     ``soft == 0`` (hard routing) each pixel has one entry of weight 1 that steps to the
     child its response picks; each pixel sums the DAGs' leaf distributions in order and
     scales once, so the result equals :func:`predict_proba` bit for bit whatever the
@@ -121,7 +136,7 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     probe indices are unsigned, so that Numba skips its negative-index wraparound test on
     every read.
     """
-    pixels, origin, height, width, stride, _, integral, integral_offset = store
+    _, origin, _, width, stride, _, _, _ = store
     w = width[image]
     n_steps = kind.shape[0] if mode == POINT_STEPS else 0  # other modes need no steps
     first, second = point_probe_steps(kind[:n_steps], params[:n_steps], store, image)
@@ -147,7 +162,15 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
         at_pixel = np.empty(_BLOCK, np.int64)
         acc = np.empty((_BLOCK, n_classes), np.float32)
         one = np.zeros(1, np.int64)
-        value = np.empty(1, np.float32)
+        pixel_row = np.empty(_BLOCK, np.int64)
+        pixel_col = np.empty(_BLOCK, np.int64)
+        ent_at = np.empty(_BLOCK * per_pixel, np.int64)
+        ent_i = np.empty(_BLOCK * per_pixel, np.uint64)
+        ent_split = np.empty(_BLOCK * per_pixel, np.bool_)
+        ent_v = np.empty(_BLOCK * per_pixel, np.float32)
+        rows = np.empty(4 * _BLOCK * per_pixel, np.float32)
+        depths = np.empty(4 * _BLOCK * per_pixel, np.float32)
+        offsets = np.empty(4 * _BLOCK * per_pixel, np.int64)
         ent_pix = np.empty((2, _BLOCK * per_pixel), np.int64)
         ent_node = np.empty((2, _BLOCK * per_pixel), np.uint64)
         ent_w = np.empty((2, _BLOCK * per_pixel), np.float32)
@@ -159,8 +182,9 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
             lo = task * _BLOCK
             m = min(_BLOCK, n - lo)
             for j in range(m):
-                at_pixel[j] = origin[image] + (index[lo + j] // w) * stride[image] + (
-                    index[lo + j] % w)
+                pixel_row[j] = index[lo + j] // w
+                pixel_col[j] = index[lo + j] % w
+                at_pixel[j] = origin[image] + pixel_row[j] * stride[image] + pixel_col[j]
             acc[:m] = 0
             count = 0
             for g in range(node_start.shape[0] - 1):
@@ -175,6 +199,14 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                     cur_pix, cur_node, cur_w = ent_pix[side], ent_node[side], ent_w[side]
                     nxt_pix, nxt_node, nxt_w = ent_pix[1 - side], ent_node[1 - side], \
                         ent_w[1 - side]
+                    for e in range(n_cur):
+                        ent_i[e] = base + cur_node[e]
+                        ent_split[e] = left[ent_i[e]] >= 0
+                        ent_at[e] = at_pixel[cur_pix[e]]
+                    _frontier_responses(mode, ent_i, ent_split, ent_at, cur_pix, n_cur, kind,
+                                        kind2d, params, first, second, store, image,
+                                        pixel_row, pixel_col, one, ent_v, rows, depths,
+                                        offsets)
                     n_next = 0
                     group = 0
                     last = -1
@@ -183,16 +215,14 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                         if j != last:
                             group = n_next
                             last = j
-                        i = base + cur_node[e]
+                        i = ent_i[e]
                         share = cur_w[e]
-                        if left[i] < 0:
+                        if not ent_split[e]:
                             leaf = leaf_start[g] - 1 - left[i]
                             for c in range(n_classes):
                                 acc[j, c] += share * leaf_value[leaf, c]
                             continue
-                        v = _pixel_response(mode, i, at_pixel[j], index[lo + j] // w,
-                                            index[lo + j] % w, kind, kind2d, params, first,
-                                            second, store, image, one, value)
+                        v = ent_v[e]
                         count += 1
                         go_left = v < threshold[i]
                         if soft > 0:

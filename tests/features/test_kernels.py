@@ -116,6 +116,47 @@ def test_depth_responses_of_consecutive_or_drawn_rows_equal_one_response_at_a_ti
             assert np.array_equal(got.view(np.uint32), np.float32(want).view(np.uint32))
 
 
+def test_depth_responses_at_listed_pixels_and_nodes_equal_one_response_at_a_time():
+    """The traversal's level step: each entry's own node at its own pixel, probes read at
+    steps on a store with a background border, equals the bounds-tested response bit for
+    bit; entries marked as leaves never read their (here hostile) parameters."""
+    from numba import njit
+
+    @njit
+    def level(params, node, split, at, pixels, stride):
+        n = node.shape[0]
+        out = np.full(n, np.nan, np.float32)
+        K.depth_step_responses(params, node, split, at, n, pixels, stride, out,
+                               np.empty(4 * n, np.float32), np.empty(4 * n, np.float32),
+                               np.empty(4 * n, np.int64))
+        return out
+
+    rng = np.random.default_rng(5)
+    depth = random_depth(rng, 30, 40)
+    family = DepthFeatures(max_offset=0.4, focal_length=60)
+    params = rng.uniform(-40, 40, (23, 4)).astype(np.float32)
+    params[3] = [500.0, 500.0, 0.0, 0.0]  # far off the image
+    rows, cols = np.nonzero(depth > 0)
+    nearest = depth[depth > 0].min()
+    pad = int(np.ceil(np.abs(params).max() / nearest)) + 1
+    plain = family.prepare([depth]).as_tuple()
+    padded = family.prepare([depth], pad=pad)
+    pixels, origin, _, _, stride, _, _, _ = padded.as_tuple()
+    pick = rng.choice(rows.size, 200)
+    node = rng.integers(0, 23, 200).astype(np.uint64)
+    split = rng.random(200) < 0.8
+    leaf_params = params.copy()
+    leaf_params[np.unique(node[~split]).astype(np.int64)] = np.nan
+    leaf_params[node[split].astype(np.int64)] = params[node[split].astype(np.int64)]
+    at = origin[0] + rows[pick] * stride[0] + cols[pick]
+    got = level(leaf_params, node, split, at, pixels, stride[0])
+    want = np.float32([K.response(K.KIND_DEPTH, params[k], plain, 0, r, c) if s else 0.0
+                       for k, s, r, c in zip(node.astype(np.int64), split, rows[pick],
+                                             cols[pick])])
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert split.sum() > 100 and (~split).sum() > 20
+
+
 @pytest.mark.parametrize("pad", [0, 6])
 def test_colour_responses_of_a_node_equal_one_response_at_a_time(pad):
     """Point and box kinds mixed in one node, borders included, clamped (no pad) and at
