@@ -43,7 +43,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 QUICK = {"sampling.samples_per_image": 400, "jungle.n_candidate_features": 40,
          "jungle.max_depth": 18}
 #: The (factor, epsilon) grid ``softcv`` tries on held-back training images.
-SOFT_GRID = [(0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
+SOFT_GRID = [(0.02, 0.1), (0.05, 0.03), (0.05, 0.1), (0.1, 0.1)]
 #: The settings ``soft`` scores on the test images: hard routing and the grid.
 SOFT_SETTINGS = [(0.0, 0.0), *SOFT_GRID]
 #: ``softcv`` considers only settings whose held-back traversal takes less than this many
