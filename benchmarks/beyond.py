@@ -56,8 +56,24 @@ KINECT_FRAMES = {False: (1000, 300), True: (150, 100)}
 IGNORE = {"stanford": (255,), "fasseg": (255,), "kinect": (0, 255)}
 
 
-def _folds(name: str, data: str | None, folds: list[int], quick: bool):
-    """(config, [(train, test)]) of a segmentation set: images and labels per split."""
+def held_back(train: list) -> tuple[list, list]:
+    """(fit, held): a split's training pairs less a seeded fifth, and that fifth, to choose
+    settings on training images only."""
+    order = np.random.default_rng(123).permutation(len(train))
+    return ([train[i] for i in sorted(order[len(train) // 5:])],
+            [train[i] for i in sorted(order[:len(train) // 5])])
+
+
+def _folds(name: str, data: str | None, folds: list[int], quick: bool,
+           validate: bool = False):
+    """(config, [(train, test)]) of a segmentation set: images and labels per split; with
+    ``validate``, each split's training pairs less a held-back fifth, and that fifth in
+    place of the test pairs (:func:`held_back`)."""
+    config, splits = _split_pairs(name, data, folds, quick)
+    return config, [held_back(train) for train, _ in splits] if validate else splits
+
+
+def _split_pairs(name: str, data: str | None, folds: list[int], quick: bool):
     if name == "stanford":
         pairs = {i: (im, lab) for i, im, lab in load_stanford(data)}
         splits = kfold_splits(list(pairs), k=5, seed=0)
@@ -245,10 +261,8 @@ def run_softcv(args, overrides) -> None:
     routing if none does). The test images are never read."""
     for name in args.sets:
         config, splits = _folds(name, args.data, args.folds[:1], args.quick)
-        train = splits[0][0]
-        order = np.random.default_rng(123).permutation(len(train))
-        held = [train[i] for i in sorted(order[:len(train) // 5])][:40]
-        fit = [train[i] for i in sorted(order[len(train) // 5:])]
+        fit, held = held_back(splits[0][0])
+        held = held[:40]
         jungle, fit_s = _fitted(name, config, _for_set(name, overrides, fit), 0, fit,
                                 args.models, "cv")
         print(f"{name}: fit on {len(fit)} training images, scored on {len(held)} held back "
@@ -278,7 +292,7 @@ def run_softcv(args, overrides) -> None:
 
 def run_context(args, overrides) -> None:
     for name in args.sets:
-        config, splits = _folds(name, args.data, args.folds, args.quick)
+        config, splits = _folds(name, args.data, args.folds, args.quick, args.held_back)
         for stages in args.stages:
             rows = []
             for f, (train, test) in enumerate(splits):
@@ -329,7 +343,7 @@ def run_criteria(args, overrides) -> None:
                       f"{100 * m['balanced']:6.2f} logloss {m['log_loss']:.3f} nodes "
                       f"{m['nodes']:7.0f} fit {m['fit_s']:6.2f} s", flush=True)
     for name in [s for s in args.sets if s != "uci"]:
-        config, splits = _folds(name, args.data, args.folds, args.quick)
+        config, splits = _folds(name, args.data, args.folds, args.quick, args.held_back)
         for criterion in criteria:
             rows = []
             for f, (train, test) in enumerate(splits):
@@ -356,6 +370,9 @@ def main() -> None:
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--test-images", type=int, default=None, metavar="N",
                         help="soft: score the first N test images only")
+    parser.add_argument("--held-back", action="store_true",
+                        help="context, criteria: score on a held-back fifth of each split's "
+                             "training images, not its test images (to choose settings)")
     parser.add_argument("--models", default=None, metavar="DIR",
                         help="soft, softcv: keep fitted models here and reuse them")
     args = parser.parse_args()
