@@ -8,13 +8,13 @@ from numpy.typing import ArrayLike
 from .._validation import Integral, Interval, ListOf, Real, StrOptions
 from . import _kernels as kernels
 from ._base import FeatureFamily, Window, check_indices
-from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues
+from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues, oriented_edges
 
 #: Inputs a colour family reads.
 INPUTS = ("rgb", "grey", "channels")
 #: Options that grey and RGB input have, not 'channels' (they are computed from the
 #: intensity or the CIELab lightness).
-TEXTURE = ("gradient", "hessian")
+TEXTURE = ("gradient", "hessian", "orientation")
 _FAR = 1 << 20  # the longest probe offset and box half-size the kernels accept
 
 
@@ -49,6 +49,11 @@ class ColourFeatures(FeatureFamily):
         For grey input, also the two eigenvalues (larger first) of the Hessian (3x3 Sobel
         second derivatives) of each smoothed copy: curvature, which marks ridges, blobs and
         the inflection line of an edge. For RGB input, of the smoothed lightness.
+    orientation : bool
+        Also the absolute horizontal and vertical derivatives (3x3 Sobel) of each smoothed
+        copy, or of the smoothed lightness for RGB input: which way edges run, not only how
+        strong they are, so that the vertical lines of buildings and trunks part from the
+        level ones of roads, water and horizons.
     centred : bool
         Put the first probe on the pixel itself (u = 0); the second keeps its offset.
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
@@ -73,6 +78,7 @@ class ColourFeatures(FeatureFamily):
         "position": ["boolean"],
         "gradient": ["boolean"],
         "hessian": ["boolean"],
+        "orientation": ["boolean"],
         "centred": ["boolean"],
         "box_filters": [ListOf(Interval(Integral, 1, _FAR, closed="both"), unique=True)],
     }
@@ -81,7 +87,7 @@ class ColourFeatures(FeatureFamily):
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
                  position: bool = False, gradient: bool = False, hessian: bool = False,
-                 centred: bool = False, box_filters=()):
+                 orientation: bool = False, centred: bool = False, box_filters=()):
         self.max_offset = max_offset
         self.kinds = kinds
         self.max_box = max_box
@@ -91,6 +97,7 @@ class ColourFeatures(FeatureFamily):
         self.position = position
         self.gradient = gradient
         self.hessian = hessian
+        self.orientation = orientation
         self.centred = centred
         self.box_filters = box_filters
         self._validate()
@@ -104,7 +111,8 @@ class ColourFeatures(FeatureFamily):
     @property
     def n_input_channels(self) -> int:
         """Channels made from the image (before box means and positions)."""
-        texture = (self.gradient + 2 * self.hessian) * len(self.smoothing_scales)
+        texture = ((self.gradient + 2 * self.hessian + 2 * self.orientation)
+                   * len(self.smoothing_scales))
         if self.input == "rgb":
             return 3 + texture
         if self.input == "grey":
@@ -175,7 +183,7 @@ class ColourFeatures(FeatureFamily):
         """Context around a tile for its channels and probes to equal the whole image's:
         the probe offset, the largest box, and the smoothing and derivative kernels' reach
         (the same for every tile)."""
-        derivative = 1 if self.gradient or self.hessian else 0  # 3x3 kernels
+        derivative = 1 if any(getattr(self, name) for name in TEXTURE) else 0  # 3x3 kernels
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
         box = self.max_box if self.needs_integral else 0
         smoothed = self.input == "grey" or (self.input == "rgb" and derivative)
@@ -216,8 +224,8 @@ class ColourFeatures(FeatureFamily):
     def _texture(self, intensity: np.ndarray, smoothed: np.ndarray, derived: np.ndarray
                  ) -> None:
         """``intensity`` Gaussian-smoothed at each scale into ``smoothed``, and the
-        gradient magnitudes, then the Hessian eigenvalue pairs, of those into ``derived``
-        (as many planes as the options ask for)."""
+        gradient magnitudes, then the Hessian eigenvalue pairs, then the oriented edge
+        pairs, of those into ``derived`` (as many planes as the options ask for)."""
         n_scales = len(self.smoothing_scales)
         for plane, sigma in zip(smoothed, self.smoothing_scales):
             cv2.GaussianBlur(intensity, (0, 0), sigma, dst=plane, borderType=cv2.BORDER_REPLICATE)
@@ -228,3 +236,7 @@ class ColourFeatures(FeatureFamily):
         if self.hessian:
             for k, plane in enumerate(smoothed):
                 hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])
+            derived = derived[2 * n_scales:]
+        if self.orientation:
+            for k, plane in enumerate(smoothed):
+                oriented_edges(plane, out=derived[2 * k:2 * k + 2])

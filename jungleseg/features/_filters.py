@@ -1,5 +1,5 @@
 """Image filters that make channels and smooth probabilities: box means, integral
-images, gradient magnitude and Hessian eigenvalues (OpenCV), on plain float32 arrays."""
+images, gradient magnitude, oriented edges and Hessian eigenvalues (OpenCV), on plain float32 arrays."""
 from __future__ import annotations
 
 import cv2
@@ -59,6 +59,15 @@ def gradient_magnitude(image: np.ndarray, out: np.ndarray) -> None:
     gy *= gy
     gx += gy
     np.sqrt(gx, out=out)
+
+
+def oriented_edges(image: np.ndarray, out: np.ndarray) -> None:
+    """Absolute horizontal, then vertical, Sobel derivatives of ``image`` into the two
+    planes of ``out``: edge strength by direction, without the sign that only says which
+    side is brighter."""
+    for plane, (dx, dy) in zip(out, ((1, 0), (0, 1))):
+        np.abs(cv2.Sobel(image, cv2.CV_32F, dx, dy, ksize=3, borderType=cv2.BORDER_REPLICATE),
+               out=plane)
 
 
 def hessian_eigenvalues(image: np.ndarray, out: np.ndarray) -> None:

@@ -56,6 +56,42 @@ def test_hessian_channels_match_a_numpy_reference():
         ColourFeatures(input="channels", n_channels=2, hessian=True)
 
 
+def test_orientation_channels_are_absolute_sobel_derivatives_by_axis():
+    rng = np.random.default_rng(9)
+    image = rng.random((22, 27)).astype(np.float32)
+    family = ColourFeatures(input="grey", smoothing_scales=(1.0, 2.0), gradient=True,
+                            orientation=True)
+    channels = family.channels(image)
+    assert channels.shape == (22, 27, 9) and family.n_input_channels == 9
+    from scipy import ndimage as ndi
+
+    for k in range(2):
+        smooth = channels[:, :, 1 + k].astype(np.float64)
+        across = ndi.correlate(smooth, np.outer([1, 2, 1], [-1, 0, 1]), mode="nearest")
+        down = ndi.correlate(smooth, np.outer([-1, 0, 1], [1, 2, 1]), mode="nearest")
+        np.testing.assert_allclose(channels[:, :, 5 + 2 * k], np.abs(across), atol=1e-5)
+        np.testing.assert_allclose(channels[:, :, 6 + 2 * k], np.abs(down), atol=1e-5)
+        # the two parts make up the gradient magnitude
+        np.testing.assert_allclose(np.hypot(across, down), channels[:, :, 3 + k], atol=1e-5)
+    # a vertical edge shows in the horizontal derivative only
+    step = np.zeros((16, 20), np.float32)
+    step[:, 10:] = 1
+    edges = ColourFeatures(input="grey", smoothing_scales=(1.0,), orientation=True).channels(step)
+    assert edges[:, :, 2].max() > 0.5 and edges[:, :, 3].max() == 0
+    # after the Hessian pairs, so that models without orientation keep their channels
+    both = ColourFeatures(input="grey", smoothing_scales=(1.0, 2.0), hessian=True,
+                          orientation=True).channels(image)
+    np.testing.assert_array_equal(both[:, :, :7], ColourFeatures(
+        input="grey", smoothing_scales=(1.0, 2.0), hessian=True).channels(image))
+    np.testing.assert_array_equal(both[:, :, 7:], channels[:, :, 5:])
+    assert family_from_dict(family.to_dict()) == family
+    rgb = ColourFeatures(orientation=True, smoothing_scales=(1.0, 2.0))
+    assert rgb.margin() == ColourFeatures(gradient=True, smoothing_scales=(1.0, 2.0)).margin()
+    assert rgb.for_input("channels", 4).orientation is False
+    with pytest.raises(ValueError, match="orientation channels are made for grey or rgb"):
+        ColourFeatures(input="channels", n_channels=3, orientation=True)
+
+
 def test_rgb_texture_channels_are_the_lightness_filtered_as_grey_input_is():
     rng = np.random.default_rng(8)
     rgb = rng.integers(0, 256, (24, 30, 3), dtype=np.uint8)
@@ -73,7 +109,8 @@ def test_rgb_texture_channels_are_the_lightness_filtered_as_grey_input_is():
     np.testing.assert_array_equal(channels[:, :, 3:9], grey[:, :, 3:])
     assert family.margin() == ColourFeatures(box_filters=[2]).margin() + 11 + 1
     # a tile with the margin around it has the whole image's channels inside the margin
-    texture = ColourFeatures(smoothing_scales=scales, gradient=True, hessian=True)
+    texture = ColourFeatures(smoothing_scales=scales, gradient=True, hessian=True,
+                             orientation=True)
     m = texture.margin()
     big = rng.integers(0, 256, (2 * m + 10, 2 * m + 12, 3), dtype=np.uint8)
     tile = texture.channels(big[2:-2, 3:-3])
