@@ -426,7 +426,7 @@ def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tu
     shapes = [shape for d in described for shape in d["shapes"]]
     plan = {"units": described[0]["units"], "classes": classes, "ignore": tuple(ignore),
             "seed": estimator._seed(), "n_images": len(images),
-            "pad": cheap_pad(family.point_reach, [np.empty(s + (0,)) for s in shapes])}
+            "pad": cheap_pad(family.point_reach, [s[:2] for s in shapes])}
     pairs = [runner.run(s, _prepare, f, estimator, a, plan)
              for s, (f, (a, _)) in enumerate(zip(loaded, ranges))]
     states = [runner.run(s, _part, p, 0) for s, p in enumerate(pairs)]

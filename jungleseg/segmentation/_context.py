@@ -50,6 +50,33 @@ def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
     return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)], axis=2)
 
 
+def stage_store(family: ColourFeatures, base: ImageStore, maps: list[np.ndarray]
+                ) -> ImageStore:
+    """The next stage's training store: every image's stage-1 planes and its map (as
+    :func:`stage_input` joins them, prepared by ``family``), written straight into the
+    store, so that no (H, W, C1 + C) copy of every image exists beside it."""
+    n_base = base.n_channels
+    shapes = [base.shape(i) for i in range(base.n_images)]
+
+    def fill(i: int, planes: np.ndarray) -> None:
+        planes[:n_base] = base.planes(i)
+        planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
+
+    pad = cheap_pad(family.point_reach, shapes)
+    return ImageStore.build(shapes, family.n_store_channels, fill,
+                            integral=family.needs_integral, pad=pad, border=family.border)
+
+
+def image_shapes(images) -> list[tuple[int, int]]:
+    """The (H, W) of each image."""
+    return [np.shape(im)[:2] for im in images]
+
+
+def store_images(store: ImageStore) -> list[np.ndarray]:
+    """The (H, W, C) images a plain-channels store holds, as views into it."""
+    return [np.moveaxis(store.planes(i), 0, 2) for i in range(store.n_images)]
+
+
 def chain_input(jungle: Jungle, base: ImageStore, image: int, window=None) -> np.ndarray:
     """The last stage's input for image ``image`` of a stage-1 store: the earlier stages
     run in turn, each on the channels the previous ones made."""
@@ -73,12 +100,11 @@ def chain_margin(jungle: Jungle, tile) -> int:
     return input_stage(jungle).family.margin(tile) + sum(s.family.margin(None) for s in later)
 
 
-def cheap_pad(reach: int | None, images) -> int:
-    """``reach`` if padding every image by it adds at most a quarter to the pixels (so
-    training reads probes unclamped), else 0."""
+def cheap_pad(reach: int | None, shapes) -> int:
+    """``reach`` if padding every image of these (H, W) ``shapes`` by it adds at most a
+    quarter to the pixels (so training reads probes unclamped), else 0."""
     if not reach:
         return 0
-    shapes = [np.shape(im)[:2] for im in images]
     plain = sum(h * w for h, w in shapes)
     padded = sum((h + 2 * reach) * (w + 2 * reach) for h, w in shapes)
     return reach if padded <= 1.25 * plain else 0
@@ -137,7 +163,7 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
         raise ValueError(f"auto_context needs colour features, not {type(base).__name__}")
     if store is None:
         values = training_values(images, base)[0]
-        store = base.prepare(values, pad=cheap_pad(base.point_reach, values))
+        store = base.prepare(values, pad=cheap_pad(base.point_reach, image_shapes(values)))
     stage = clone(segmenter, auto_context=1)
     current = clone(stage).fit(images, labels, progress=progress, store=store)
     seed = int(current.jungle_.metadata["seed"])
@@ -145,10 +171,10 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     family = context_family(base, store.n_channels, current.classes_.size)
     for s in range(1, int(segmenter.auto_context)):
         maps = out_of_fold(stage, inputs, labels, current_store, current.classes_, seed + s)
-        inputs = [stage_input(store, i, maps[i]) for i in range(len(images))]
-        del maps
         stage = clone(stage, features=family)
-        current_store = family.prepare(inputs, pad=cheap_pad(family.point_reach, inputs))
+        current_store = stage_store(family, store, maps)
+        del maps
+        inputs = store_images(current_store)
         current = clone(stage).fit(inputs, labels, progress=progress, store=current_store)
         stages.append(current.jungle_)
     return stages[:-1], current

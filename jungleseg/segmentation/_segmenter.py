@@ -16,7 +16,7 @@ from ..features._store import fingerprint_values
 from ..jungle import Jungle, JungleBase, grow
 from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
-from ._context import cheap_pad, fit_chain
+from ._context import cheap_pad, fit_chain, image_shapes
 from ._input import training_values
 from ._sampling import STRATEGIES, label_values, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
@@ -234,7 +234,7 @@ class JungleSegmenter(JungleBase):
         params = self._grow_params(len(classes), int(self.n_candidate_features), seed)
         start = time.perf_counter()
         if store is None:
-            store = family.prepare(images, pad=cheap_pad(family.point_reach, images))
+            store = family.prepare(images, pad=cheap_pad(family.point_reach, image_shapes(images)))
         elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
               or store.ndim != ndim
               or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):

@@ -10,7 +10,9 @@ from jungleseg import (ColourFeatures, JungleSegmenter, ModelFileError, load_mod
                        segment, segment_prepared)
 from jungleseg.datasets.faces import render_faces
 from jungleseg.io import _json_default
-from jungleseg.segmentation._context import FOLDS, chain_margin, context_family, out_of_fold
+from jungleseg.segmentation._context import (FOLDS, cheap_pad, chain_margin, context_family,
+                                             image_shapes, out_of_fold, stage_input,
+                                             stage_store, store_images)
 
 FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
 
@@ -58,6 +60,28 @@ def test_prepared_stage_one_store_segments_as_the_image(two_stages):
     a = segment_prepared(seg.jungle_, store, 0)
     b = segment(seg.jungle_, images[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("family", [FAMILY, ColourFeatures(max_offset=2, kinds=("value",))])
+def test_stage_store_is_the_joined_inputs_prepared(family):
+    # the next stage's store is filled in place; it must hold what preparing the joined
+    # (H, W, C1 + C) inputs would, integral images and padded borders included
+    images, _ = render_faces(3, seed=4, size=(40, 56))
+    base = family.prepare(images)
+    rng = np.random.default_rng(0)
+    maps = [rng.random((40 * 56, 3)).astype(np.float32) for _ in images]
+    later = context_family(family, family.n_store_channels, 3)
+    inputs = [stage_input(base, i, m) for i, m in enumerate(maps)]
+    pad = cheap_pad(later.point_reach, image_shapes(inputs))
+    expected = later.prepare(inputs, pad=pad)
+    store = stage_store(later, base, maps)
+    assert store.pad == pad == (2 if later.point_reach else 0)
+    assert store.pixels.shape == expected.pixels.shape
+    np.testing.assert_array_equal(store.pixels, expected.pixels)
+    if later.needs_integral:
+        np.testing.assert_array_equal(store.integral, expected.integral)
+    for view, joined in zip(store_images(store), inputs):
+        np.testing.assert_array_equal(view, joined)
 
 
 def test_maps_are_out_of_fold():
