@@ -50,16 +50,18 @@ def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
     return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)], axis=2)
 
 
-def stage_store(family: ColourFeatures, base: ImageStore, maps: list[np.ndarray]
+def stage_store(family: ColourFeatures, previous: ImageStore, maps: list[np.ndarray]
                 ) -> ImageStore:
-    """The next stage's training store: every image's stage-1 planes and its map (as
-    :func:`stage_input` joins them, prepared by ``family``), written straight into the
-    store, so that no (H, W, C1 + C) copy of every image exists beside it."""
-    n_base = base.n_channels
-    shapes = [base.shape(i) for i in range(base.n_images)]
+    """The next stage's training store: every image's stage-1 planes (the first planes of
+    ``previous``, stage 1's store or a later stage's) and its map, as :func:`stage_input`
+    joins them and ``family`` prepares them, written straight into the store: no
+    (H, W, C1 + C) copy of every image exists beside it, and no store older than
+    ``previous`` needs to."""
+    n_base = family.n_input_channels - maps[0].shape[-1]
+    shapes = [previous.shape(i) for i in range(previous.n_images)]
 
     def fill(i: int, planes: np.ndarray) -> None:
-        planes[:n_base] = base.planes(i)
+        planes[:n_base] = previous.planes(i)[:n_base]
         planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
 
     pad = cheap_pad(family.point_reach, shapes)
@@ -169,10 +171,11 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     seed = int(current.jungle_.metadata["seed"])
     stages, inputs, current_store = [current.jungle_], images, store
     family = context_family(base, store.n_channels, current.classes_.size)
+    del store  # later stores copy stage 1's planes from the one before them
     for s in range(1, int(segmenter.auto_context)):
         maps = out_of_fold(stage, inputs, labels, current_store, current.classes_, seed + s)
         stage = clone(stage, features=family)
-        current_store = stage_store(family, store, maps)
+        current_store = stage_store(family, current_store, maps)
         del maps
         inputs = store_images(current_store)
         current = clone(stage).fit(inputs, labels, progress=progress, store=current_store)

@@ -82,6 +82,10 @@ def test_stage_store_is_the_joined_inputs_prepared(family):
         np.testing.assert_array_equal(store.integral, expected.integral)
     for view, joined in zip(store_images(store), inputs):
         np.testing.assert_array_equal(view, joined)
+    # a third stage copies stage 1's planes out of the second stage's store
+    newer = [rng.random((40 * 56, 3)).astype(np.float32) for _ in images]
+    np.testing.assert_array_equal(stage_store(later, store, newer).pixels,
+                                  stage_store(later, base, newer).pixels)
 
 
 def test_maps_are_out_of_fold():
