@@ -39,6 +39,17 @@ def test_the_fasseg_context_preset_is_fasseg_with_two_stages_and_soft_routing():
     assert (params["auto_context"], params["soft"], params["soft_epsilon"]) == (2, 0.05, 0.03)
 
 
+def test_the_stanford_context_preset_is_stanford_with_orientation_guided_and_two_stages():
+    base = load_config(CONFIGS / "stanford.yaml").estimator().get_params(deep=False)
+    preset = load_config(CONFIGS / "stanford_context.yaml")
+    assert preset.dataset == "stanford" and preset.seed == 0
+    params = preset.estimator().get_params(deep=False)
+    assert {k for k in params if params[k] != base[k]} == {"features", "guided_eps",
+                                                           "auto_context"}
+    assert (params["guided_eps"], params["auto_context"]) == (0.01, 2)
+    assert params["features"] == base["features"].with_params(orientation=True)
+
+
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_config_loads_and_builds(name):
     path = CONFIGS / f"{name}.yaml"
