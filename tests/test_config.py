@@ -29,25 +29,20 @@ def raises_naming(path_or_source, key: str):
                                             rf"(?<![\w.]){re.escape(key)}(?![\w.])")
 
 
-def test_the_fasseg_context_preset_is_fasseg_with_two_stages_and_soft_routing():
-    base = load_config(CONFIGS / "fasseg.yaml").estimator().get_params(deep=False)
-    preset = load_config(CONFIGS / "fasseg_context.yaml")
-    assert preset.dataset == "fasseg" and preset.seed == 0
-    params = preset.estimator().get_params(deep=False)
-    assert {k for k in params if params[k] != base[k]} == {"auto_context", "soft",
-                                                           "soft_epsilon"}
-    assert (params["auto_context"], params["soft"], params["soft_epsilon"]) == (2, 0.05, 0.03)
-
-
-def test_the_stanford_context_preset_is_stanford_with_orientation_guided_and_two_stages():
-    base = load_config(CONFIGS / "stanford.yaml").estimator().get_params(deep=False)
-    preset = load_config(CONFIGS / "stanford_context.yaml")
-    assert preset.dataset == "stanford" and preset.seed == 0
-    params = preset.estimator().get_params(deep=False)
-    assert {k for k in params if params[k] != base[k]} == {"features", "guided_eps",
-                                                           "auto_context"}
-    assert (params["guided_eps"], params["auto_context"]) == (0.01, 2)
-    assert params["features"] == base["features"].with_params(orientation=True)
+@pytest.mark.parametrize("preset, changes, feature_changes", [
+    ("fasseg_context", {"auto_context": 2, "soft": 0.05, "soft_epsilon": 0.03}, {}),
+    ("stanford_context", {"auto_context": 2, "guided_eps": 0.01}, {"orientation": True}),
+])
+def test_context_presets_are_their_benchmark_config_with_only_these_changes(
+        preset, changes, feature_changes):
+    dataset = preset.removesuffix("_context")
+    base = load_config(CONFIGS / f"{dataset}.yaml").estimator().get_params(deep=False)
+    config = load_config(CONFIGS / f"{preset}.yaml")
+    assert config.dataset == dataset and config.seed == 0
+    params = config.estimator().get_params(deep=False)
+    expected = {**changes, **({"features": base["features"].with_params(**feature_changes)}
+                              if feature_changes else {})}
+    assert {k: params[k] for k in params if params[k] != base[k]} == expected
 
 
 @pytest.mark.parametrize("name", SHIPPED)

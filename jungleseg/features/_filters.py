@@ -1,5 +1,6 @@
 """Image filters that make channels and smooth probabilities: box means, integral
-images, gradient magnitude, oriented edges and Hessian eigenvalues (OpenCV), on plain float32 arrays."""
+images, gradient magnitude, oriented edges and Hessian eigenvalues (OpenCV), on plain
+float32 arrays."""
 from __future__ import annotations
 
 import cv2
