@@ -13,11 +13,16 @@ the caller set it): OpenMP's default spins for a while, and on a machine whose c
 all taken a spinning thread takes CPU time from the thread that still has work. This only
 takes effect if Numba's OpenMP runtime starts after this import, as it does when
 jungleseg's kernels are the first parallel code to run.
+
+Image filters (OpenCV, NumPy) release the GIL, so independent filters of one image run on
+Python threads (:func:`thread_map`), as many as Numba may use: one setting bounds both.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 from numba import types
@@ -64,3 +69,16 @@ def threads(n: int):
         yield
     finally:
         numba.set_num_threads(before)
+
+
+def thread_map(function: Callable, items: Iterable) -> list:
+    """``[function(x) for x in items]``, run on as many Python threads as Numba's current
+    thread count allows (the calling thread alone for one). For calls that release the GIL
+    (OpenCV filters, large NumPy operations) writing disjoint outputs: the results do not
+    depend on the thread count."""
+    items = list(items)
+    n = min(numba.get_num_threads(), len(items))
+    if n <= 1:
+        return [function(x) for x in items]
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(function, items))

@@ -1,9 +1,13 @@
-"""Dynamic scheduling: every task is claimed exactly once, whatever the worker count."""
+"""Dynamic scheduling: every task is claimed exactly once, whatever the worker count; Python
+threads for filters run within the same thread budget."""
+import threading
+import time
+
 import numba
 import numpy as np
 from numba import njit, prange
 
-from jungleseg._workers import SERIAL_WORK, claim, threads, workers_for
+from jungleseg._workers import SERIAL_WORK, claim, thread_map, threads, workers_for
 
 
 @njit(parallel=True)
@@ -32,3 +36,19 @@ def test_small_work_runs_on_one_thread():
     with threads(1):
         assert numba.get_num_threads() == 1
     assert numba.get_num_threads() == before
+
+
+def test_thread_map_keeps_order_and_stays_within_the_thread_budget():
+    def slow_square(x):
+        time.sleep(0.02)  # each item outlasts a thread's start: items spread over threads
+        return x * x, threading.get_ident()
+
+    with threads(1):
+        one = thread_map(slow_square, range(6))
+    assert [r for r, _ in one] == [x * x for x in range(6)]
+    assert {t for _, t in one} == {threading.get_ident()}  # on the calling thread
+    if numba.config.NUMBA_NUM_THREADS >= 2:
+        with threads(2):
+            two = thread_map(slow_square, range(6))
+        assert [r for r, _ in two] == [x * x for x in range(6)]
+        assert len({t for _, t in two}) == 2

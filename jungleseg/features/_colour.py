@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import Integral, Interval, ListOf, Real, StrOptions
+from .._workers import thread_map
 from . import _kernels as kernels
 from ._base import FeatureFamily, Window, check_indices
 from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues, oriented_edges
@@ -169,9 +170,13 @@ class ColourFeatures(FeatureFamily):
         n = self.n_input_channels
         self._convert(image, out[:n])
         h, w = out.shape[1:]
-        for i, half in enumerate(self.box_filters, start=1):
-            for ch in range(n):
-                box_mean(out[ch], half, out=out[i * n + ch])
+
+        def box(job: tuple) -> None:
+            i, half, ch = job
+            box_mean(out[ch], half, out=out[i * n + ch])
+
+        thread_map(box, [(i, half, ch) for i, half in enumerate(self.box_filters, start=1)
+                         for ch in range(n)])
         if self.position:
             row0, col0, full_h, full_w = window or (0, 0, h, w)
             out[-2] = (np.arange(row0, row0 + h, dtype=np.float32)
@@ -227,16 +232,19 @@ class ColourFeatures(FeatureFamily):
         gradient magnitudes, then the Hessian eigenvalue pairs, then the oriented edge
         pairs, of those into ``derived`` (as many planes as the options ask for)."""
         n_scales = len(self.smoothing_scales)
-        for plane, sigma in zip(smoothed, self.smoothing_scales):
-            cv2.GaussianBlur(intensity, (0, 0), sigma, dst=plane, borderType=cv2.BORDER_REPLICATE)
-        if self.gradient:
-            for plane, edges in zip(smoothed, derived):
-                gradient_magnitude(plane, out=edges)
-            derived = derived[n_scales:]
-        if self.hessian:
-            for k, plane in enumerate(smoothed):
-                hessian_eigenvalues(plane, out=derived[2 * k:2 * k + 2])
-            derived = derived[2 * n_scales:]
-        if self.orientation:
-            for k, plane in enumerate(smoothed):
-                oriented_edges(plane, out=derived[2 * k:2 * k + 2])
+        gradient = derived[:n_scales if self.gradient else 0]
+        hessian = derived[len(gradient):len(gradient) + (2 * n_scales if self.hessian else 0)]
+        orientation = derived[len(gradient) + len(hessian):]
+
+        def scale(k: int) -> None:  # one scale's planes: independent of the other scales'
+            plane = smoothed[k]
+            cv2.GaussianBlur(intensity, (0, 0), self.smoothing_scales[k], dst=plane,
+                             borderType=cv2.BORDER_REPLICATE)
+            if self.gradient:
+                gradient_magnitude(plane, out=gradient[k])
+            if self.hessian:
+                hessian_eigenvalues(plane, out=hessian[2 * k:2 * k + 2])
+            if self.orientation:
+                oriented_edges(plane, out=orientation[2 * k:2 * k + 2])
+
+        thread_map(scale, range(n_scales))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import Integral, Interval, Real
+from .._workers import thread_map
 from ..features import box_mean
 
 #: The model parameters that say how probabilities are smoothed.
@@ -51,25 +52,28 @@ def guided_smoothing(proba: np.ndarray, guide: np.ndarray, half: int, eps: float
     inside = None if mask is None else (mask > 0)
     if inside is not None:  # box_mean sums every pixel: zero those outside the mask
         guide = np.where(inside, guide, np.float32(0))
+
+    def boxed(values: np.ndarray) -> np.ndarray:
+        return box_mean(values, half, mask)
+
     out = np.empty(proba.shape, np.float32)
-    mean_guide = box_mean(guide, half, mask)
-    denominator = box_mean(guide * guide, half, mask)
+    # box means in independent pairs, each pair on two threads (thread_map)
+    mean_guide, denominator = thread_map(boxed, [guide, guide * guide])
     denominator -= mean_guide * mean_guide  # the guide's variance in the box
     denominator += np.float32(eps)
     rest = np.ones(guide.shape, np.float32)
     for c in range(proba.shape[2] - 1):  # plane by plane: faster than (H, W, C) arrays
         plane = np.ascontiguousarray(proba[:, :, c], np.float32)
-        mean_plane = box_mean(plane, half, mask)
-        slope = box_mean(guide * plane, half, mask)
+        mean_plane, slope = thread_map(boxed, [plane, guide * plane])
         slope -= mean_guide * mean_plane
         slope /= denominator
         mean_plane -= slope * mean_guide  # now the intercept
         if inside is not None:
             slope[~inside] = 0
             mean_plane[~inside] = 0
-        smoothed = box_mean(slope, half, mask)
+        smoothed, intercept = thread_map(boxed, [slope, mean_plane])
         smoothed *= guide
-        smoothed += box_mean(mean_plane, half, mask)
+        smoothed += intercept
         out[:, :, c] = smoothed
         rest -= smoothed
     out[:, :, -1] = rest

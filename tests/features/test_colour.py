@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from jungleseg._workers import threads
 from jungleseg.features import ColourFeatures, DepthFeatures, TabularFeatures, family_from_dict
 
 
@@ -169,6 +170,21 @@ def test_channels_computed_into_a_padded_store_equal_the_plain_channels_bit_for_
                 store = family.prepare(ims, pad=pad)
                 for i, expected in enumerate(plain):
                     np.testing.assert_array_equal(store.planes(i), np.moveaxis(expected, 2, 0))
+
+
+def test_channels_do_not_depend_on_the_thread_count():
+    # the smoothing scales and the box means of one image are filtered on several threads
+    rng = np.random.default_rng(3)
+    grey = ColourFeatures(input="grey", smoothing_scales=(1, 2, 4), gradient=True,
+                          orientation=True, box_filters=(2, 4))
+    rgb = ColourFeatures(kinds=("value",), gradient=True, hessian=True, box_filters=(1, 5))
+    for family, image in ((grey, rng.random((61, 83)).astype(np.float32)),
+                          (rgb, rng.integers(0, 256, (61, 83, 3)).astype(np.uint8))):
+        with threads(1):
+            one = family.prepare([image], pad=3)
+        with threads(2):
+            two = family.prepare([image], pad=3)
+        np.testing.assert_array_equal(one.pixels, two.pixels)
 
 
 def test_point_reach_is_known_only_for_fixed_single_pixel_probes():

@@ -2,6 +2,7 @@
 import numpy as np
 
 from jungleseg import guided_smoothing, smooth_probabilities
+from jungleseg._workers import threads
 
 
 def test_smoothing_averages_probabilities_over_the_box_inside_image_and_mask():
@@ -78,3 +79,16 @@ def test_guided_smoothing_moves_a_misplaced_boundary_onto_the_image_edge():
         assert np.all(labels == labels[:1])  # same in every row
         boundary[name] = int(np.argmax(labels[0] == 1))  # first column of class 1
     assert boundary == {"box": 32, "guided": 30}
+
+
+def test_guided_smoothing_does_not_depend_on_the_thread_count_or_the_mask_type():
+    # its box means run in pairs on two threads; segmentation passes a boolean mask
+    rng = np.random.default_rng(9)
+    guide = rng.normal(size=(37, 45)).astype(np.float32)
+    proba = rng.random((37, 45, 4)).astype(np.float32)
+    inside = rng.random((37, 45)) > 0.2
+    with threads(1):
+        one = guided_smoothing(proba, guide, 3, 0.1, inside.astype(np.uint8))
+    with threads(2):
+        two = guided_smoothing(proba, guide, 3, 0.1, inside)
+    np.testing.assert_array_equal(one, two)
