@@ -21,15 +21,19 @@ def depth_in_metres(depth: ArrayLike, units: str = "auto") -> tuple[np.ndarray, 
     if depth.dtype.itemsize == 1:
         raise ValueError("an 8-bit depth image cannot hold depth: expected 16-bit millimetres "
                          "or floating-point metres")
+    # NaN passes through min and max and fails both comparisons: two passes check it all
+    low, high = (float(depth.min()), float(depth.max())) if depth.size else (0.0, 0.0)
+    if not (low >= 0 and high <= float(np.finfo(np.float32).max)):
+        raise ValueError("depth must be finite and non-negative (0 marks invalid pixels)")
     if units == "auto":
-        units = "mm" if depth.dtype.kind in "ui" or float(np.nanmax(depth, initial=0)) > 20 else "m"
+        units = "mm" if depth.dtype.kind in "ui" or high > 20 else "m"
     if units not in ("m", "mm"):
         raise ValueError(f"depth units must be 'm', 'mm' or 'auto', got {units!r}")
-    metres = depth.astype(np.float32) / (1000.0 if units == "mm" else 1.0)
-    if not np.all(np.isfinite(metres)) or np.any(metres < 0):
-        raise ValueError("depth must be finite and non-negative (0 marks invalid pixels)")
-    if units == "m" and metres.max(initial=0) > 20:
-        raise ValueError(f"depth up to {metres.max():.0f} m: is it in millimetres?")
+    if units == "m" and high > 20:
+        raise ValueError(f"depth up to {high:.0f} m: is it in millimetres?")
+    metres = depth.astype(np.float32)
+    if units == "mm":
+        metres /= np.float32(1000.0)
     return metres, units
 
 

@@ -203,7 +203,7 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
     rows, cols = r1 - r0, c1 - c0
     mask = listed = None  # listed: the traversed pixels, flat in the region
     if isinstance(jungle.family, DepthFeatures):  # foreground: depth (channel 0) > 0
-        mask = (store.planes(image)[0][r0:r1, c0:c1] > 0).astype(np.uint8)
+        mask = store.planes(image)[0][r0:r1, c0:c1] > 0
         listed = np.flatnonzero(mask)
     index = listed  # flat in the image
     if region is not None:
