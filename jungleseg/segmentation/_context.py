@@ -7,14 +7,14 @@ by stage s's class probabilities, probed at offsets with stage 1's kinds, offset
 sizes. The last stage is the model; the earlier ones are ``Jungle.context``, in order, and
 all live in one model file.
 
-Training maps come out of fold: the training images are cut into :data:`FOLDS` halves
-at random (a single image: its squares, see :func:`out_of_fold`); the map of an image
-comes from a stage trained on the other half, so the next
-stage learns how much to trust maps made on unseen images, not the near-perfect maps a
-stage makes of its own training pixels. Two folds cost two extra fits, each on half the
-images (about one extra fit per stage in all, as fitting time grows about linearly with
-the images); more folds would give each fold model more data at a linear extra cost. At
-segmentation, the maps come from the stages trained on every image.
+Training maps come out of fold: the training images are cut into ``context_folds`` parts
+at random (fewer images than folds: their squares, see :func:`fold_of`); the map of an image
+comes from a stage trained on the other parts, so the next stage learns how much to trust
+maps made on unseen images, not the near-perfect maps a stage makes of its own training
+pixels. k folds cost k extra fits, each on (k - 1) / k of the images; more folds make the
+training maps more like the maps of the stage trained on every image, which segmentation
+uses, at a linear extra cost (two folds: about one extra fit per stage in all, as fitting
+time grows about linearly with the images).
 
 Tiling: stage s + 1's probes read stage s's map up to its own margin away, and that map is
 right only at its own margin inside the window, so a tile needs the sum of the stages'
@@ -26,8 +26,6 @@ import numpy as np
 from ..features import ColourFeatures, ImageStore
 from ..jungle import Jungle
 
-#: Out-of-fold parts of the training images (see the module notes).
-FOLDS = 2
 #: Side of the squares a single training image is cut into for its folds, in pixels.
 BLOCK = 16
 _UNUSED = 65535  # the label of a fold's hidden pixels (beyond every class value)
@@ -118,30 +116,37 @@ def clone(model, **params):
     return type(model)(**{**model.get_params(deep=False), **params})
 
 
-def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: np.ndarray,
-                seed: int) -> list[np.ndarray]:
-    """(H * W, C) probability map of every input from a clone of ``model`` fitted on the
-    other fold (``store`` holds every input, prepared by the model's features; ``classes``:
-    those of all the images, columns of the maps; a class a fold lacks gets 0 there).
-
-    Folds are images when there are several; a single image (napari's painted slice) is cut
-    into :data:`BLOCK`-pixel squares assigned to folds at random, and a fold model trains on
-    the other squares' labels only."""
-    n = len(inputs)
+def fold_of(shapes: list[tuple[int, int]], folds: int, seed: int) -> list[np.ndarray]:
+    """The fold of every pixel of images of these (H, W) ``shapes``: with at least
+    ``folds`` images, whole images, a random permutation dealt round the folds (their
+    sizes differ by one at most); with fewer (napari's one painted slice), every image's
+    :data:`BLOCK`-pixel squares, each in a fold drawn at random."""
+    n = len(shapes)
     rng = np.random.default_rng(seed)
-    if n >= FOLDS:
+    if n >= folds:
         unit = np.empty(n, np.int64)
-        unit[rng.permutation(n)] = np.arange(n) % FOLDS
-        folds = [np.full(np.shape(lab), unit[i]) for i, lab in enumerate(labels)]
-    else:
-        h, w = np.shape(labels[0])
-        blocks = rng.integers(0, FOLDS, (-(-h // BLOCK), -(-w // BLOCK)))
-        folds = [np.repeat(np.repeat(blocks, BLOCK, 0), BLOCK, 1)[:h, :w]]
+        unit[rng.permutation(n)] = np.arange(n) % folds
+        return [np.full(shape, unit[i]) for i, shape in enumerate(shapes)]
+    return [np.repeat(np.repeat(rng.integers(0, folds, (-(-h // BLOCK), -(-w // BLOCK))),
+                                BLOCK, 0), BLOCK, 1)[:h, :w] for h, w in shapes]
+
+
+def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: np.ndarray,
+                folds: int, seed: int) -> list[np.ndarray]:
+    """(H * W, C) probability map of every input from a clone of ``model`` fitted on the
+    other ``folds - 1`` folds (``store`` holds every input, prepared by the model's
+    features; ``classes``: those of all the images, columns of the maps; a class a fold
+    model lacks gets 0 there).
+
+    Folds are images, or with fewer images than folds squares of them (:func:`fold_of`);
+    a fold model trains on the other folds' labels only."""
+    n = len(inputs)
+    fold_maps = fold_of([np.shape(lab) for lab in labels], folds, seed)
     hidden = _UNUSED
     part_model = clone(model, ignore=(*model.ignore, hidden))
     maps = [np.zeros((np.size(lab), classes.size), np.float32) for lab in labels]
-    for f in range(FOLDS):
-        mine = [np.asarray(fold == f) for fold in folds]
+    for f in range(folds):
+        mine = [np.asarray(fold == f) for fold in fold_maps]
         rest = [i for i in range(n) if not mine[i].all()]
         part = part_model.fit([inputs[i] for i in rest],
                               [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
@@ -173,7 +178,8 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     family = context_family(base, store.n_channels, current.classes_.size)
     del store  # later stores copy stage 1's planes from the one before them
     for s in range(1, int(segmenter.auto_context)):
-        maps = out_of_fold(stage, inputs, labels, current_store, current.classes_, seed + s)
+        maps = out_of_fold(stage, inputs, labels, current_store, current.classes_,
+                           int(segmenter.context_folds), seed + s)
         stage = clone(stage, features=family)
         current_store = stage_store(family, current_store, maps)
         del maps

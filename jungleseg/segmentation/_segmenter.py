@@ -79,9 +79,15 @@ class JungleSegmenter(JungleBase):
     auto_context : int
         Stages of auto-context (1: none). Stage s + 1 also probes stage s's class
         probability maps as channels, at offsets like any channel; its training maps
-        come from stages fitted on the other half of the images (out of fold), so it does
-        not learn to trust stage s's optimism on its own training pixels. Colour features
-        only; the model file holds every stage (``jungle_.context``).
+        come from stages fitted on the other images (out of fold, see
+        ``context_folds``), so it does not learn to trust stage s's optimism on its own
+        training pixels. Colour features only; the model file holds every stage
+        (``jungle_.context``).
+    context_folds : int
+        Folds of auto-context's out-of-fold maps. Each stage but the last is fitted once
+        more per fold, on the other folds' images (fewer images than folds: squares of
+        them); more folds give maps more like those of the stage fitted on every image,
+        at a linear extra cost.
 
     Attributes
     ----------
@@ -118,6 +124,7 @@ class JungleSegmenter(JungleBase):
         "images_per_dag": [Interval(Integral, 1, None, closed="left"), None],
         "ignore": [ListOf(Interval(Integral, 0, 65535, closed="both"))],
         "auto_context": [Interval(Integral, 1, 8, closed="both")],
+        "context_folds": [Interval(Integral, 2, 16, closed="both")],
     }
 
     def __init__(self, features: FeatureFamily | None = None, n_estimators=3, max_width=256,
@@ -126,7 +133,8 @@ class JungleSegmenter(JungleBase):
                  lsearch_steps=250, search="lsearch", growth="jungle", max_nodes=None,
                  sampling="random", samples_per_image=1000, correct_prior=False,
                  images_per_dag=None, ignore=(255,), background=0, smoothing=0, guided_eps=None,
-                 soft=0.0, soft_epsilon=0.0, auto_context=1, random_state=None):
+                 soft=0.0, soft_epsilon=0.0, auto_context=1, context_folds=2,
+                 random_state=None):
         self.features = features
         self.n_estimators = n_estimators
         self.max_width = max_width
@@ -152,6 +160,7 @@ class JungleSegmenter(JungleBase):
         self.soft = soft
         self.soft_epsilon = soft_epsilon
         self.auto_context = auto_context
+        self.context_folds = context_folds
         self.random_state = random_state
 
     def _family(self) -> FeatureFamily:

@@ -10,8 +10,8 @@ from jungleseg import (ColourFeatures, JungleSegmenter, ModelFileError, load_mod
                        segment, segment_prepared)
 from jungleseg.datasets.faces import render_faces
 from jungleseg.io import _json_default
-from jungleseg.segmentation._context import (FOLDS, cheap_pad, chain_margin, context_family,
-                                             image_shapes, out_of_fold, stage_input,
+from jungleseg.segmentation._context import (cheap_pad, chain_margin, clone, context_family,
+                                             fold_of, image_shapes, out_of_fold, stage_input,
                                              stage_store, store_images)
 
 FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
@@ -96,8 +96,8 @@ def test_maps_are_out_of_fold():
                             n_candidate_features=10, sampling="all", random_state=0)
     store = FAMILY.prepare(images)
     classes = model.fit(images, labels).classes_
-    maps = out_of_fold(model, images, labels, store, classes, seed=1)
-    assert FOLDS == 2 and all(m.shape == (32 * 40, classes.size) for m in maps)
+    maps = out_of_fold(model, images, labels, store, classes, folds=2, seed=1)
+    assert all(m.shape == (32 * 40, classes.size) for m in maps)
     for i, m in enumerate(maps):
         truth = np.searchsorted(classes, labels[i].ravel())
         in_sample = model.jungle_.classify_image(store, i)[0]
@@ -105,6 +105,32 @@ def test_maps_are_out_of_fold():
         assert np.mean(in_sample == truth) > 0.99  # a full tree memorises its images
         assert np.mean(out == truth) < np.mean(in_sample == truth)
         np.testing.assert_allclose(m.sum(axis=1), 1, atol=1e-5)
+
+
+def test_each_map_comes_from_a_model_fitted_on_the_other_folds_images():
+    images, labels = render_faces(5, seed=4, size=(24, 32))
+    model = JungleSegmenter(FAMILY, n_estimators=1, max_depth=6, n_candidate_features=10,
+                            samples_per_image=150, random_state=0)
+    store = FAMILY.prepare(images)
+    classes = model.fit(images, labels).classes_
+    for folds in (2, 3, 5):
+        units = [int(f.flat[0]) for f in fold_of(image_shapes(images), folds, seed=7)]
+        assert sorted(np.bincount(units, minlength=folds)) == sorted(
+            [5 // folds + (f < 5 % folds) for f in range(folds)])  # dealt round the folds
+        maps = out_of_fold(model, images, labels, store, classes, folds=folds, seed=7)
+        for f in range(folds):
+            others = [i for i in range(5) if units[i] != f]
+            part = clone(model).fit([images[i] for i in others], [labels[i] for i in others])
+            columns = np.searchsorted(classes, part.classes_)
+            for i in (i for i in range(5) if units[i] == f):
+                expected = np.zeros_like(maps[i])
+                expected[:, columns] = part.jungle_.classify_image(store, i)[1]
+                np.testing.assert_array_equal(maps[i], expected)
+    # fewer images than folds: squares of every image, in every fold
+    squares = fold_of([(40, 50), (33, 16)], 3, seed=1)
+    assert [s.shape for s in squares] == [(40, 50), (33, 16)]
+    assert set(np.unique(np.concatenate([s.ravel() for s in squares]))) == {0, 1, 2}
+    assert all(np.all(s[:16, :16] == s[0, 0]) for s in squares)
 
 
 def test_two_stage_model_file_round_trips_bit_for_bit(two_stages, tmp_path):
@@ -138,7 +164,8 @@ def test_one_image_folds_are_squares_and_depth_features_are_refused():
     model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
                             n_candidate_features=10, sampling="all", random_state=0)
     classes = model.fit(images, labels).classes_
-    maps = out_of_fold(model, images, labels, FAMILY.prepare(images), classes, seed=0)
+    maps = out_of_fold(model, images, labels, FAMILY.prepare(images), classes, folds=2,
+                       seed=0)
     assert maps[0].shape == (48 * 64, classes.size)
     np.testing.assert_allclose(maps[0].sum(axis=1), 1, atol=1e-5)
     truth = np.searchsorted(classes, labels[0].ravel())
