@@ -30,9 +30,12 @@ from numba.extending import intrinsic
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-#: Feature evaluations (or comparable steps) below which a parallel region costs more than
-#: it saves: waking a thread, and on a busy machine waiting for one, takes milliseconds.
-SERIAL_WORK = 200_000
+#: Feature evaluations (or comparable steps, such as split-node visits) below which a
+#: parallel region costs more than it saves: waking a sleeping thread costs about 0.1 ms,
+#: the time of some 10,000 evaluations. Regions just above it gain from a second thread
+#: on an idle machine and lose nothing measurable with a busy core
+#: (``docs/performance.md``).
+SERIAL_WORK = 20_000
 #: Tasks per worker: enough that a slowed thread's share moves to the others.
 TASKS_PER_WORKER = 8
 
