@@ -88,5 +88,5 @@ class DepthFeatures(FeatureFamily):
         """A probe from a pixel at depth d reaches ``reach / d`` pixels: the margin of a
         tile follows from its nearest foreground pixel."""
         depth = depth_in_metres(tile)[0]
-        nearest = float(depth[depth > 0].min()) if np.any(depth > 0) else np.inf
-        return int(np.ceil(self.reach / nearest)) + 1 if np.isfinite(nearest) else 0
+        foreground = depth[depth > 0]
+        return int(np.ceil(self.reach / float(foreground.min()))) + 1 if foreground.size else 0
