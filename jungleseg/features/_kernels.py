@@ -150,6 +150,14 @@ def _combine(base, a, b):
 
 
 @njit(cache=True, inline="always")
+def _second_read(base, first, second):
+    """Where a point kind (``base``: its point kind) reads its second probe: a value kind
+    ignores it, so it reads its first probe's pixel again, already under way, and not a
+    second line that would most likely miss the caches (the response is the same)."""
+    return first if base == KIND_VALUE else second
+
+
+@njit(cache=True, inline="always")
 def _tabular_response(params, j, pixels, at):
     return pixels[np.uint64(at[3] + int(params[j, 0]) * at[8])]
 
@@ -213,30 +221,33 @@ def colour_responses(kinds, params, i, candidates, shift, pixels, integral, inte
 
     Where each point probe reads is worked out for every candidate first (``reads``:
     scratch of at least ``2 * len(candidates)`` integers), then the probes are read in a
-    loop whose only branch, point or box kind, goes the same way for a family without box
-    kinds. Probes read from all over a large store mostly miss the caches: without a
-    branch to mispredict between them, the processor keeps many of those reads under way
-    at once."""
+    loop without a branch, every candidate as a point kind, and last the box kinds'
+    responses replace theirs (their point probes are clamped, since a family with box
+    kinds never reads unclamped, so those reads stay in the image). Probes read from all
+    over a large store mostly miss the caches: with no branch and no box code between
+    them, the processor keeps many of those reads under way at once."""
     _, row, col, pixel, _, _, _, stride, plane, _ = at
     first = i * kinds.shape[1]
     for q in range(candidates.shape[0]):
-        j = first + (candidates[q] >> shift)
+        k = candidates[q] >> shift
+        j = first + k
         a_step, b_step = _probe_steps(params, j, stride, plane)
         a = _clamped_index(at, row + int(params[j, 0]), col + int(params[j, 1]),
                            int(params[j, 4]))
         b = _clamped_index(at, row + int(params[j, 2]), col + int(params[j, 3]),
                            int(params[j, 5]))
-        reads[2 * q] = pixel + a_step if unclamped else a
-        reads[2 * q + 1] = pixel + b_step if unclamped else b
+        a = pixel + a_step if unclamped else a
+        reads[2 * q] = a
+        reads[2 * q + 1] = _second_read(kinds[i, k], a, pixel + b_step if unclamped else b)
+    for q in range(candidates.shape[0]):
+        out[start + q] = _combine(kinds[i, candidates[q] >> shift],
+                                  pixels[np.uint64(reads[2 * q])],
+                                  pixels[np.uint64(reads[2 * q + 1])])
     for q in range(candidates.shape[0]):
         k = candidates[q] >> shift
-        kind = kinds[i, k]
-        if kind >= KIND_BOX_VALUE:
-            out[start + q] = _box_response(kind, params, first + k, integral, integral_offset,
-                                           at)
-        else:
-            out[start + q] = _combine(kind, pixels[np.uint64(reads[2 * q])],
-                                      pixels[np.uint64(reads[2 * q + 1])])
+        if kinds[i, k] >= KIND_BOX_VALUE:
+            out[start + q] = _box_response(kinds[i, k], params, first + k, integral,
+                                           integral_offset, at)
 
 
 @njit(cache=True, inline="always")
