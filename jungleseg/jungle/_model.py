@@ -175,13 +175,13 @@ class Jungle:
         soft, epsilon = self.soft_routing(soft, epsilon)
         proba = np.zeros((h * w if probabilities else 0, self.n_classes), np.float32)
         labels = np.empty(index.shape[0], np.int32)
-        visits = np.zeros(-(-index.shape[0] // 32), np.int64)
         with threads(workers_for(index.shape[0] * self.max_feature_evaluations)):
-            predict_pixels(*self._packed, self._spread, self._widest, store.as_tuple(), image,
-                           index, self._read_mode(store, image, index), soft, epsilon, proba,
-                           labels, visits, numba.get_num_threads())
+            visits = predict_pixels(*self._packed, self._spread, self._widest,
+                                    store.as_tuple(), image, index,
+                                    self._read_mode(store, image, index), soft, epsilon, proba,
+                                    labels, numba.get_num_threads())
         if counts is not None:
-            counts.update(visits=int(visits.sum()), pixels=int(index.shape[0]))
+            counts.update(visits=int(visits), pixels=int(index.shape[0]))
         return labels, (proba if probabilities else None)
 
     def _read_mode(self, store: ImageStore, image: int, index: np.ndarray) -> int:
@@ -236,12 +236,11 @@ class Jungle:
         out = np.empty((n, h * w, self.n_classes), np.float32)
         every_pixel = np.arange(h * w, dtype=np.int64)
         labels = np.empty(h * w, np.int32)
-        visits = np.zeros(-(-h * w // 32), np.int64)
         with threads(workers_for(h * w * self.max_feature_evaluations)):
             for j in range(n):
                 predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                                leaf_value, self._spread, self._widest, view, j, every_pixel,
-                               POINT_STEPS, soft, epsilon, out[j], labels, visits,
+                               POINT_STEPS, soft, epsilon, out[j], labels,
                                numba.get_num_threads())
         return out.reshape(n, h, w, self.n_classes)
 

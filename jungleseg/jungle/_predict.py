@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .._workers import claim
+from .._workers import TASKS_PER_WORKER, claim
 from ..features._kernels import (at_sample, depth_step_responses, point_probe_steps,
                                  point_response, response_rows)
 
@@ -10,7 +10,9 @@ from ..features._kernels import (at_sample, depth_step_responses, point_probe_st
 #: on a store padded as far as the probes reach (point kinds), or at depth-scaled steps
 #: on a store with a background border that far (depth).
 CLAMPED, POINT_STEPS, DEPTH_STEPS = 0, 1, 2
-_BLOCK = 32  # listed pixels traversed together, level by level
+#: Listed pixels traversed together, level by level: as many as this, fewer where a
+#: worker would otherwise get under ``TASKS_PER_WORKER`` blocks, but not under the least.
+_MOST_BLOCK, _LEAST_BLOCK = 256, 32
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -96,7 +98,7 @@ def _emit(child, share, j, soft, group, n_next, slot, nxt_pix, nxt_node, nxt_w):
 @njit(parallel=True, cache=True, nogil=True)
 def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
                    spread, widest, store, image, index, mode, soft, epsilon, proba, labels,
-                   visits, n_workers):
+                   n_workers):
     """Classify the listed pixels (flat indices ``row * width + col``) of one image.
 
     Writes each listed pixel's class index (the most probable, the first of equals) to
@@ -104,10 +106,12 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     ((height * width, C) float32); other pixels are not touched, and with an empty
     ``proba`` no per-class array is ever written. ``mode`` says how probes are read
     (:data:`CLAMPED`, :data:`POINT_STEPS`, :data:`DEPTH_STEPS`); all give the same result.
-    ``visits[b]`` receives the number of split nodes block b evaluated.
+    Returns the number of split nodes evaluated.
 
-    Blocks of neighbouring listed pixels descend each DAG together, one level at a time:
-    neighbours mostly share nodes, so node data and probed pixels stay in cache. A block's
+    Blocks of neighbouring listed pixels (:data:`_MOST_BLOCK`) descend each DAG together,
+    one level at a time: neighbours mostly share nodes, so node data and probed pixels stay
+    in cache, and the longer a level's frontier the less each entry pays for the loops
+    around it. Each pixel's result is its own, whatever the block size. A block's
     frontier lists (pixel, node, weight) entries, a pixel's entries together; all of a
     level's responses are taken before any entry steps on (:func:`_frontier_responses`),
     so no entry's probe reads wait on another's branch. With
@@ -145,7 +149,8 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     scale = np.float32(1.0 / (node_start.shape[0] - 1))
     write_proba = proba.shape[0] > 0
     n = index.shape[0]
-    n_blocks = (n + _BLOCK - 1) // _BLOCK
+    block = min(_MOST_BLOCK, max(_LEAST_BLOCK, n // (n_workers * TASKS_PER_WORKER)))
+    n_blocks = (n + block - 1) // block
     soft32 = np.float32(soft)
     eps32 = np.float32(epsilon)
     per_pixel = 1
@@ -157,30 +162,31 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
             saturated = np.float32(np.log(1.0 / epsilon - 1.0)) if epsilon < 0.5 else \
                 np.float32(0.0)
     largest = np.max(node_start[1:] - node_start[:-1]) if soft > 0 else 1
+    visits = np.zeros(n_blocks, np.int64)  # per block: no shared counter
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
-        at_pixel = np.empty(_BLOCK, np.int64)
-        acc = np.empty((_BLOCK, n_classes), np.float32)
+        at_pixel = np.empty(block, np.int64)
+        acc = np.empty((block, n_classes), np.float32)
         one = np.zeros(1, np.int64)
-        pixel_row = np.empty(_BLOCK, np.int64)
-        pixel_col = np.empty(_BLOCK, np.int64)
-        ent_at = np.empty(_BLOCK * per_pixel, np.int64)
-        ent_i = np.empty(_BLOCK * per_pixel, np.uint64)
-        ent_split = np.empty(_BLOCK * per_pixel, np.bool_)
-        ent_v = np.empty(_BLOCK * per_pixel, np.float32)
-        rows = np.empty(4 * _BLOCK * per_pixel, np.float32)
-        depths = np.empty(4 * _BLOCK * per_pixel, np.float32)
-        offsets = np.empty(4 * _BLOCK * per_pixel, np.int64)
-        ent_pix = np.empty((2, _BLOCK * per_pixel), np.int64)
-        ent_node = np.empty((2, _BLOCK * per_pixel), np.uint64)
-        ent_w = np.empty((2, _BLOCK * per_pixel), np.float32)
+        pixel_row = np.empty(block, np.int64)
+        pixel_col = np.empty(block, np.int64)
+        ent_at = np.empty(block * per_pixel, np.int64)
+        ent_i = np.empty(block * per_pixel, np.uint64)
+        ent_split = np.empty(block * per_pixel, np.bool_)
+        ent_v = np.empty(block * per_pixel, np.float32)
+        rows = np.empty(4 * block * per_pixel, np.float32)
+        depths = np.empty(4 * block * per_pixel, np.float32)
+        offsets = np.empty(4 * block * per_pixel, np.int64)
+        ent_pix = np.empty((2, block * per_pixel), np.int64)
+        ent_node = np.empty((2, block * per_pixel), np.uint64)
+        ent_w = np.empty((2, block * per_pixel), np.float32)
         slot = np.full(largest, -1, np.int64)
         while True:
             task = claim(counter)
             if task >= n_blocks:
                 break
-            lo = task * _BLOCK
-            m = min(_BLOCK, n - lo)
+            lo = task * block
+            m = min(block, n - lo)
             for j in range(m):
                 pixel_row[j] = index[lo + j] // w
                 pixel_col[j] = index[lo + j] % w
@@ -250,3 +256,4 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                 if write_proba:
                     for c in range(n_classes):
                         proba[index[lo + j], c] = acc[j, c]
+    return visits.sum()

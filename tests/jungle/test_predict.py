@@ -321,3 +321,34 @@ def test_soft_routing_is_the_same_whatever_the_thread_count():
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     assert runs[0] == runs[1]
     assert seg.predict_proba(image).tobytes() == runs[0]  # the model's own factor is used
+
+
+def test_traversal_is_the_same_whatever_the_block_size():
+    """Blocks are sized by the pixel count and the number of workers; every size gives
+    each pixel the result of the per-sample traversal, and the same visit count."""
+    from jungleseg.jungle._predict import CLAMPED, predict_pixels
+
+    images, labels = render_faces(3, seed=6, size=(120, 140))
+    seg = JungleSegmenter(ColourFeatures(max_offset=8, max_box=2), n_estimators=2, max_width=8,
+                          max_depth=7, n_candidate_features=10, samples_per_image=300,
+                          random_state=0).fit(images[:2], labels[:2])
+    jungle = seg.jungle_
+    store = jungle.family.prepare(images[2:])
+    h, w = labels[2].shape
+    for n in (300, 4000, h * w):  # blocks of 32, 32-250 and 256 pixels
+        index = np.random.default_rng(n).choice(h * w, n, replace=False)
+        rows, cols = np.divmod(index, w)
+        reference = jungle.predict_proba(store, Samples(np.zeros(n, np.int32),
+                                                        rows.astype(np.int32),
+                                                        cols.astype(np.int32)))
+        runs = []
+        for workers in (1, 2, 5):
+            proba = np.zeros((h * w, jungle.n_classes), np.float32)
+            labels_out = np.empty(n, np.int32)
+            visits = predict_pixels(*jungle._packed, jungle._spread, jungle._widest,
+                                    store.as_tuple(), 0, index, CLAMPED, 0.0, 0.0, proba,
+                                    labels_out, workers)
+            np.testing.assert_array_equal(proba[index], reference)
+            np.testing.assert_array_equal(labels_out, np.argmax(reference, axis=1))
+            runs.append(visits)
+        assert runs[0] == runs[1] == runs[2] > n
