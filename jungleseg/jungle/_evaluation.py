@@ -162,11 +162,15 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
             for x in range(bounds[task], bounds[task + 1]):
                 i = rows[x]
                 q = pos[x]
-                s = entry_sample[entries[x]]
-                at = at_sample(store, s_image[s], s_row[s], s_col[s])
+                first = last = 0
                 if big[i]:
                     first = pair_off[i] + pair_start[pos_off[i] + q]
                     last = pair_off[i] + pair_start[pos_off[i] + q + 1]
+                    if first == last:
+                        continue  # none of its node's draws fell on this entry
+                s = entry_sample[entries[x]]
+                at = at_sample(store, s_image[s], s_row[s], s_col[s])
+                if big[i]:
                     drawn = pair_dest[first:last]
                     at_value = val_off[i] + first - pair_off[i]
                     if kinds[i, 0] == KIND_DEPTH:
