@@ -221,13 +221,13 @@ def colour_responses(kinds, params, i, candidates, shift, pixels, integral, inte
     at one sample, written to ``out[start:]``.
 
     Where each point probe reads is worked out for every candidate first (``reads``:
-    scratch of at least ``2 * len(candidates)`` integers), and prefetched
-    (:func:`prefetch`), then the probes are read in a loop without a branch, every
-    candidate as a point kind, and last the box kinds'
-    responses replace theirs (their point probes are clamped, since a family with box
-    kinds never reads unclamped, so those reads stay in the image). Probes read from all
-    over a large store mostly miss the caches: with no branch and no box code between
-    them, the processor keeps many of those reads under way at once."""
+    scratch of at least ``2 * len(candidates)`` integers) and prefetched
+    (:func:`prefetch`); then the probes are read in a loop without a branch, every
+    candidate as a point kind; last the box kinds' responses replace theirs (their point
+    probes are clamped, since a family with box kinds never reads unclamped, so those
+    reads stay in the image). Probes read from all over a large store mostly miss the
+    caches: with no branch and no box code between them, the processor keeps many of
+    those reads under way at once."""
     _, row, col, pixel, _, _, _, stride, plane, _ = at
     first = i * kinds.shape[1]
     for q in range(candidates.shape[0]):
