@@ -335,7 +335,7 @@ def test_traversal_is_the_same_whatever_the_block_size():
     jungle = seg.jungle_
     store = jungle.family.prepare(images[2:])
     h, w = labels[2].shape
-    for n in (300, 4000, h * w):  # blocks of 32, 32-250 and 256 pixels
+    for n in (300, 4000, h * w):  # blocks of 32-37, 100-256 and 256 pixels
         index = np.random.default_rng(n).choice(h * w, n, replace=False)
         rows, cols = np.divmod(index, w)
         reference = jungle.predict_proba(store, Samples(np.zeros(n, np.int32),
