@@ -16,11 +16,14 @@ jungleseg's kernels are the first parallel code to run.
 
 Image filters (OpenCV, NumPy) release the GIL, so independent filters of one image run on
 Python threads (:func:`thread_map`), as many as Numba may use: one setting bounds both.
+Those threads are kept between calls: starting a pool's threads costs several times what
+handing them work does.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,6 +41,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 SERIAL_WORK = 20_000
 #: Tasks per worker: enough that a slowed thread's share moves to the others.
 TASKS_PER_WORKER = 8
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
+_POOLS_LOCK = threading.Lock()
+_POOL_THREAD = threading.local()  # .member is True on the pools' own threads
+os.register_at_fork(after_in_child=_POOLS.clear)  # a forked child has none of the threads
 
 
 @intrinsic
@@ -78,10 +86,23 @@ def thread_map(function: Callable, items: Iterable) -> list:
     """``[function(x) for x in items]``, run on as many Python threads as Numba's current
     thread count allows (the calling thread alone for one). For calls that release the GIL
     (OpenCV filters, large NumPy operations) writing disjoint outputs: the results do not
-    depend on the thread count."""
+    depend on the thread count. Called from inside ``function`` it runs on the calling
+    thread, so that a pool never waits on itself."""
     items = list(items)
     n = min(numba.get_num_threads(), len(items))
-    if n <= 1:
+    if n <= 1 or getattr(_POOL_THREAD, "member", False):
         return [function(x) for x in items]
-    with ThreadPoolExecutor(n) as pool:
-        return list(pool.map(function, items))
+    return list(_pool(n).map(function, items))
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    """The kept pool of ``n`` threads, started on first use."""
+    with _POOLS_LOCK:
+        if n not in _POOLS:
+            _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix=f"jungleseg-{n}",
+                                           initializer=_join_pool)
+        return _POOLS[n]
+
+
+def _join_pool() -> None:
+    _POOL_THREAD.member = True

@@ -7,6 +7,7 @@ unpainted. Keeping this apart from the widget keeps the widget thin and this tes
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,11 +148,17 @@ def painted_indices(image_shape: tuple, scribbles: np.ndarray, kind: str,
 
 def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind: str,
           progress: Callable[[int, int], None] | None = None,
-          indices: list[tuple] | None = None
+          indices: list[tuple] | None = None, channels: dict | None = None
           ) -> dict[tuple, tuple[ImageStore, int]]:
     """Fit ``model`` on every painted slice (only those are read from ``image``);
     ``progress(level, n_nodes)`` as in ``fit``; ``indices``, the painted slices if the
     caller has found them already (:func:`painted_indices`).
+
+    ``channels``, a dict the caller keeps between trainings (live update retrains after
+    every stroke), holds the last training's checked slices and their channels. They are
+    used again when the same features read slices of the same content (compared by
+    digest, so an edited image is never served stale channels); otherwise they are
+    replaced. The model is the same either way.
 
     Returns the painted slices' channels as ``{slice index: (store, position)}``, for
     :func:`segment_stack` to segment those slices without computing them again.
@@ -160,12 +167,33 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     if indices is None:
         indices = painted_indices(image.shape, scribbles, kind)
     features = model.features  # the estimator() of a preset names its features
-    # checked (NaN, complex, float RGB outside [0, 1]) and in one unit, as fit reads them
-    slices, _ = training_values([np.asarray(image[i]) for i in indices], features)
-    # padded so that training and segment_prepared read probes unclamped (same result)
-    store = features.prepare(slices, pad=features.point_reach or 0)
+    raw = [np.asarray(image[i]) for i in indices]
+    pad = features.point_reach or 0  # training and segment_prepared read probes unclamped
+    key = _channels_key(features, pad, raw) if channels is not None else None
+    if key is not None and channels.get("key") == key:
+        slices, store = channels["slices"], channels["store"]
+    else:
+        # checked (NaN, complex, float RGB outside [0, 1]) and in one unit, as fit reads them
+        slices, _ = training_values(raw, features)
+        store = features.prepare(slices, pad=pad)
+        if channels is not None:
+            channels.clear()  # one image's channels at a time: memory stays bounded
+            if key is not None:
+                channels.update(key=key, slices=slices, store=store)
     model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)
     return {index: (store, k) for k, index in enumerate(indices)}
+
+
+def _channels_key(features, pad: int, slices: list[np.ndarray]) -> tuple | None:
+    """What the channels of ``slices`` depend on: the features' settings, the store's
+    border, and each slice's shape, type and content (a digest); None for slices that are
+    not numbers (never kept: :func:`training_values` says what is wrong)."""
+    if any(a.dtype.kind not in "biuf" for a in slices):
+        return None
+    content = tuple((a.shape, a.dtype.str,
+                     hashlib.blake2b(np.ascontiguousarray(a).view(np.uint8)).digest())
+                    for a in slices)
+    return type(features).__name__, repr(sorted(features.get_params().items())), pad, content
 
 
 def model_kind(jungle: Jungle) -> str:

@@ -66,6 +66,7 @@ class JungleWidget(Container):
         self._pending_live = False
         self._count_slices = False
         self._watched = None  # the scribble layer whose painting triggers live updates
+        self._channels = {}  # the last 2-D training's channels, for the next (session.train)
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
         self._timer = QTimer()
@@ -154,6 +155,7 @@ class JungleWidget(Container):
         return [layers.NO_CHANNEL_AXIS, *axes]
 
     def _on_image_changed(self, *_):
+        self._channels.clear()  # another image's channels: free them
         layer = self.image.value
         if layer is not None:
             self.kind.value = session.guess_kind(layer.data, layer.rgb)
@@ -314,12 +316,13 @@ class JungleWidget(Container):
         first, first_slice = self._visible_part(inp, volume)
         total = int(self.max_depth.value) + 1
         fit = session.train_volumes if volume else session.train
+        kept = {} if volume else {"channels": self._channels}
 
         def job():
             start = time.perf_counter()
             try:
                 prepared = fit(model, inp.data, painted, inp.kind,
-                               progress=self._progress_callback, indices=indices)
+                               progress=self._progress_callback, indices=indices, **kept)
             except Cancelled:
                 yield ("cancelled",)
                 return

@@ -5,6 +5,7 @@ import time
 
 import numba
 import numpy as np
+import pytest
 from numba import njit, prange
 
 from jungleseg._workers import SERIAL_WORK, claim, thread_map, threads, workers_for
@@ -52,3 +53,23 @@ def test_thread_map_keeps_order_and_stays_within_the_thread_budget():
             two = thread_map(slow_square, range(6))
         assert [r for r, _ in two] == [x * x for x in range(6)]
         assert len({t for _, t in two}) == 2
+
+
+def test_thread_map_keeps_its_threads_and_runs_nested_calls_in_place():
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two threads")
+
+    def ident(_):
+        time.sleep(0.01)
+        return threading.get_ident()
+
+    def nested(_):
+        return threading.get_ident(), thread_map(ident, range(3))
+
+    with threads(2):
+        first = set(thread_map(ident, range(4)))
+        second = set(thread_map(ident, range(4)))
+        inner = thread_map(nested, range(2))
+    assert first == second and threading.get_ident() not in first  # the same kept threads
+    for outer, inside in inner:  # a pool thread's own calls stay on that thread
+        assert inside == [outer] * 3

@@ -135,3 +135,36 @@ def test_volume_parts_equal_the_whole_volume():
         session.check_model_input(model.jungle_, "grey", (48, 48), False, "layer 'x'")
     with pytest.raises(ValueError, match="reads 1 channel"):
         session.check_model_input(model.jungle_, "channels", (12, 48, 48, 2), False, "x")
+
+
+def _same_jungle(a, b) -> bool:
+    return (len(a.dags) == len(b.dags) and a.metadata == b.metadata
+            and all(np.array_equal(getattr(x, f), getattr(y, f))
+                    for x, y in zip(a.dags, b.dags) for f in x.__dataclass_fields__))
+
+
+def test_kept_channels_serve_only_the_same_content():
+    image, truth = stripes_and_checks()
+    paint = strokes(truth)
+    more = paint.copy()
+    more[truth.shape[0] // 3, 10:30] = paint[truth.shape[0] // 4, truth.shape[1] // 8]
+    kept = {}
+
+    def trained(picture, scribbles, channels):
+        model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 6, 8, seed=3)
+        prepared = session.train(model, picture, scribbles, "grey", channels=channels)
+        return model.jungle_, next(iter(prepared.values()))[0]
+
+    first, store = trained(image, paint, kept)
+    again, reused = trained(image, more, kept)  # another stroke: same image, same channels
+    assert reused is store
+    assert _same_jungle(again, trained(image, more, None)[0])
+    edited = image.copy()
+    edited[:4] = 255 - edited[:4]  # the image changed in place: channels computed anew
+    changed, fresh = trained(edited, more, kept)
+    assert fresh is not store and kept["store"] is fresh
+    assert _same_jungle(changed, trained(edited, more, None)[0])
+    assert not _same_jungle(changed, again)
+    for bad in (np.where(truth > 0, np.nan, image / 255.0), image.astype(np.complex64)):
+        with pytest.raises(ValueError, match="NaN|complex"):
+            trained(bad, paint, kept)
