@@ -22,6 +22,7 @@ handing them work does.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable
@@ -44,7 +45,6 @@ TASKS_PER_WORKER = 8
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
 _POOLS_LOCK = threading.Lock()
-_POOL_THREAD = threading.local()  # .member is True on the pools' own threads
 os.register_at_fork(after_in_child=_POOLS.clear)  # a forked child has none of the threads
 
 
@@ -86,23 +86,38 @@ def thread_map(function: Callable, items: Iterable) -> list:
     """``[function(x) for x in items]``, run on as many Python threads as Numba's current
     thread count allows (the calling thread alone for one). For calls that release the GIL
     (OpenCV filters, large NumPy operations) writing disjoint outputs: the results do not
-    depend on the thread count. Called from inside ``function`` it runs on the calling
-    thread, so that a pool never waits on itself."""
+    depend on the thread count.
+
+    The calling thread works too: it and the kept helper threads claim items in turn, and
+    once none are left it waits only for helpers that have started. A helper that another
+    process keeps off its core claims nothing and is not waited for, and a call from inside
+    ``function`` cannot wait on itself."""
     items = list(items)
     n = min(numba.get_num_threads(), len(items))
-    if n <= 1 or getattr(_POOL_THREAD, "member", False):
+    if n <= 1:
         return [function(x) for x in items]
-    return list(_pool(n).map(function, items))
+    results = [None] * len(items)
+    claimed = itertools.count()  # next() is atomic under the GIL
+
+    def work() -> None:
+        for i in iter(claimed.__next__, None):
+            if i >= len(items):
+                return
+            results[i] = function(items[i])
+
+    helpers = [_pool(n - 1).submit(work) for _ in range(n - 1)]
+    try:
+        work()
+    finally:
+        for helper in helpers:
+            if not helper.cancel():  # started: it may hold an item
+                helper.result()
+    return results
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
-    """The kept pool of ``n`` threads, started on first use."""
+    """The kept pool of ``n`` helper threads, started on first use."""
     with _POOLS_LOCK:
         if n not in _POOLS:
-            _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix=f"jungleseg-{n}",
-                                           initializer=_join_pool)
+            _POOLS[n] = ThreadPoolExecutor(n, thread_name_prefix=f"jungleseg-{n}")
         return _POOLS[n]
-
-
-def _join_pool() -> None:
-    _POOL_THREAD.member = True

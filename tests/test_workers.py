@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from jungleseg._workers import SERIAL_WORK, claim, thread_map, threads, workers_for
+from jungleseg._workers import SERIAL_WORK, _pool, claim, thread_map, threads, workers_for
 
 
 @njit(parallel=True)
@@ -55,7 +55,7 @@ def test_thread_map_keeps_order_and_stays_within_the_thread_budget():
         assert len({t for _, t in two}) == 2
 
 
-def test_thread_map_keeps_its_threads_and_runs_nested_calls_in_place():
+def test_thread_map_keeps_its_threads_and_never_waits_for_a_helper_that_has_not_started():
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs two threads")
 
@@ -63,13 +63,20 @@ def test_thread_map_keeps_its_threads_and_runs_nested_calls_in_place():
         time.sleep(0.01)
         return threading.get_ident()
 
-    def nested(_):
-        return threading.get_ident(), thread_map(ident, range(3))
-
     with threads(2):
-        first = set(thread_map(ident, range(4)))
-        second = set(thread_map(ident, range(4)))
-        inner = thread_map(nested, range(2))
-    assert first == second and threading.get_ident() not in first  # the same kept threads
-    for outer, inside in inner:  # a pool thread's own calls stay on that thread
-        assert inside == [outer] * 3
+        first = set(thread_map(ident, range(6)))
+        second = set(thread_map(ident, range(6)))
+        nested = thread_map(lambda x: thread_map(lambda y: x * 10 + y, range(3)), range(4))
+        assert len(first) == 2 and threading.get_ident() in first  # the caller works too
+        assert first == second  # the same kept helper
+        assert nested == [[x * 10 + y for y in range(3)] for x in range(4)]
+        release = threading.Event()
+        stuck = _pool(1).submit(release.wait, 30)  # the helper is held, as a busy core would
+        try:
+            started = time.perf_counter()
+            alone = thread_map(ident, range(4))
+            assert time.perf_counter() - started < 10
+            assert set(alone) == {threading.get_ident()}  # the caller took every item
+        finally:
+            release.set()
+            stuck.result()
