@@ -223,11 +223,12 @@ def _mean(rows: list[dict]) -> dict:
 
 
 def _for_set(name: str, overrides: dict, train) -> dict:
-    """The overrides for one set's training pairs: Kinect's 3 DAGs, unsmoothed (the config
-    when these comparisons were made; it has 9 DAGs and smooths now), share its frames."""
+    """The overrides for one set's training pairs: Kinect's 3 DAGs of 200 candidates,
+    unsmoothed (the config when these comparisons were made; it has 9 DAGs and
+    smooths now), share its frames."""
     if name == "kinect":
-        return {"jungle.n_estimators": 3, "jungle.smoothing": 0, **overrides,
-                "sampling.images_per_dag": len(train) // 3}
+        return {"jungle.n_estimators": 3, "jungle.n_candidate_features": 200,
+                "jungle.smoothing": 0, **overrides, "sampling.images_per_dag": len(train) // 3}
     return overrides
 
 
