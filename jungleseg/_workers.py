@@ -45,7 +45,8 @@ TASKS_PER_WORKER = 8
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
 _POOLS_LOCK = threading.Lock()
-os.register_at_fork(after_in_child=_POOLS.clear)  # a forked child has none of the threads
+if hasattr(os, "register_at_fork"):  # POSIX: a forked child has none of the threads
+    os.register_at_fork(after_in_child=_POOLS.clear)
 
 
 @intrinsic

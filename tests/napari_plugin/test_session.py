@@ -155,7 +155,7 @@ def test_kept_channels_serve_only_the_same_content():
         prepared = session.train(model, picture, scribbles, "grey", channels=channels)
         return model.jungle_, next(iter(prepared.values()))[0]
 
-    first, store = trained(image, paint, kept)
+    _, store = trained(image, paint, kept)
     again, reused = trained(image, more, kept)  # another stroke: same image, same channels
     assert reused is store
     assert _same_jungle(again, trained(image, more, None)[0])
