@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="soft routing factor (0: hard; default: the model's own)")
     p.add_argument("--soft-epsilon", type=float, metavar="E",
                    help="soft routing: a split whose minor share is at most E steps hard")
+    p.add_argument("--prior-power", type=float, metavar="P",
+                   help="labels favour rarer classes: probability / training share ** P, P in "
+                        "[0, 1] (0: the most probable class; default: the model's own)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first bad image")
 
     p = add("evaluate", cluster, data,

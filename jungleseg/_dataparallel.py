@@ -460,11 +460,12 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
     dags, stats = grow_sharded(shards, family, params, int(estimator.n_estimators))
     stats.seconds["prepare"] = prepare_seconds
     label = np.concatenate([info["label"] for info in infos])
+    ratio = None
     if estimator.correct_prior:
         pixels = np.sum([info["pixels"] for info in infos], axis=0).astype(np.float64)
         sampled = np.bincount(label, minlength=classes.size).astype(np.float64)
-        dags = _reweighted(dags, (pixels / pixels.sum())
-                           / np.maximum(sampled / sampled.sum(), 1e-12))
+        ratio = (pixels / pixels.sum()) / np.maximum(sampled / sampled.sum(), 1e-12)
+        dags = _reweighted(dags, ratio)
     channels = [np.concatenate([info["channels"][c] for info in infos])
                 for c in range(len(infos[0]["channels"]))]
     input_values = None
@@ -472,7 +473,7 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
         input_values = {"units": plan["units"], "range": [min(i["range"][0] for i in infos),
                                                           max(i["range"][1] for i in infos)]}
     return estimator._fitted(summary_of(classes, seed, channels, label, len(images),
-                                        input_values), dags, stats)
+                                        input_values, ratio), dags, stats)
 
 
 class _Warm(warm_up):

@@ -201,9 +201,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
     from .imageio import image_files
     from .io import load_model
     from .jungle import ModelError
-    from .segmentation import with_routing
+    from .segmentation import with_inference
 
-    jungle = with_routing(load_model(args.model), args.soft, args.soft_epsilon)
+    jungle = with_inference(load_model(args.model), args.soft, args.soft_epsilon,
+                            args.prior_power)
     budget = _budget(args)
     if args.tile is not None and args.tile < 1:
         raise ValueError(f"--tile must be >= 1, got {args.tile}")
@@ -214,7 +215,8 @@ def cmd_segment(args: argparse.Namespace) -> int:
         if client is not None:
             results = segment_files(client, args.model, targets, args.tile, args.smoothing,
                                     args.probabilities,
-                                    routing=(args.soft, args.soft_epsilon))
+                                    inference=(args.soft, args.soft_epsilon,
+                                               args.prior_power))
             for (path, _), (n, problem) in zip(targets, results):
                 if problem is not None and args.fail_fast:
                     raise ValueError(_naming(path, ValueError(problem)))

@@ -435,14 +435,14 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
 
 
 def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
-                       probabilities: bool, routing: tuple):
+                       probabilities: bool, inference: tuple):
     from ._workers import threads
     from .jungle import ModelError
-    from .segmentation import with_routing
+    from .segmentation import with_inference
 
     with threads(_TASK_THREADS["n"]):
         try:
-            return segment_file(with_routing(_model(model_path), *routing), Path(path),
+            return segment_file(with_inference(_model(model_path), *inference), Path(path),
                                 Path(target), tile, smoothing, probabilities), None
         except (ValueError, OSError, MemoryError, ModelError) as err:
             return 0, str(err).splitlines()[0] if str(err) else type(err).__name__
@@ -450,20 +450,20 @@ def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
                   probabilities: bool = False, large: int | None = None,
-                  routing: tuple = (None, None)) -> list[tuple[int, str | None]]:
+                  inference: tuple = (None, None, None)) -> list[tuple[int, str | None]]:
     """Segment (input file, label file) pairs on workers that see the files: one task per
     file, and a zarr image of more than ``large`` pixels (default
     :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
     tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
-    error's first line. ``routing``: ``(soft, soft_epsilon)`` overrides
-    (:func:`jungleseg.segmentation.with_routing`)."""
+    error's first line. ``inference``: ``(soft, soft_epsilon, prior_power)`` overrides
+    (:func:`jungleseg.segmentation.with_inference`)."""
     from ._memory import TILE_ABOVE
     from .imageio import ZARR_SUFFIX, read_image
-    from .segmentation import with_routing
+    from .segmentation import with_inference
     from .segmentation._context import input_stage
 
     model_path = str(Path(model_path).resolve())
-    jungle = with_routing(_model(model_path), *routing)
+    jungle = with_inference(_model(model_path), *inference)
     large = TILE_ABOVE if large is None else large
     images = {}
     for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
@@ -487,7 +487,7 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
                          [str(Path(pairs[k][0]).resolve()) for k in rest],
                          [str(Path(pairs[k][1]).resolve()) for k in rest], [tile] * len(rest),
                          [smoothing] * len(rest), [probabilities] * len(rest),
-                         [tuple(routing)] * len(rest), pure=False)
+                         [tuple(inference)] * len(rest), pure=False)
     results.update(zip(rest, client.gather(futures)))
     return [results[k] for k in range(len(pairs))]
 

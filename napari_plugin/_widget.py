@@ -23,7 +23,7 @@ from qtpy.QtWidgets import QFileDialog
 
 from jungleseg import (ColourFeatures, DepthFeatures, JungleSegmenter, VolumeFeatures,
                        load_model, save_model)
-from jungleseg.segmentation import with_routing
+from jungleseg.segmentation import with_inference
 from jungleseg._validation import bounds
 from jungleseg.config import load_preset
 
@@ -337,7 +337,7 @@ class JungleWidget(Container):
         stops between parts when cancelled. Painted slices or volumes reuse their training
         channels (``prepared``)."""
         start, n = time.perf_counter(), 0
-        jungle = with_routing(jungle, self.soft.value)  # the knob: 0 routes hard
+        jungle = with_inference(jungle, self.soft.value)  # the knob: 0 routes hard
         if session.is_volume_model(jungle):
             parts = ((index + (z,), labels, proba) for index, z, labels, proba in
                      session.segment_volumes(jungle, inp.data, first, first_slice,

@@ -18,6 +18,7 @@ from PIL import Image
 
 from jungleseg import load_model
 from jungleseg._version import __version__
+from jungleseg.imageio import read_labels
 
 REPO = Path(__file__).resolve().parents[1]
 FAST = ["--set", "jungle.max_depth=6", "--set", "jungle.n_candidate_features=10",
@@ -120,6 +121,24 @@ def test_segment_routes_softly_with_soft(trained, tmp_path):
     line = one_line_error(run("segment", model, image, "--out", tmp_path / "bad.png",
                               "--soft", -1, ok=False))
     assert "soft" in line
+
+
+def test_segment_favours_rarer_classes_with_prior_power(trained, tmp_path):
+    _, data, model = trained
+    image = data / "images/000001.png"
+    for name, extra in (("plain", ()), ("power", ("--prior-power", 1))):
+        run("segment", model, image, "--out", tmp_path / f"{name}.png", "--probabilities",
+            *extra)
+    plain, power = (read_labels(tmp_path / f"{n}.png") for n in ("plain", "power"))
+    proba = np.load(tmp_path / "power_proba.npy")
+    assert proba.tobytes() == np.load(tmp_path / "plain_proba.npy").tobytes()
+    jungle = load_model(model)
+    weights = 1 / np.asarray(jungle.metadata["class_shares"], np.float32)
+    np.testing.assert_array_equal(power, jungle.classes[np.argmax(proba * weights, axis=2)])
+    assert not np.array_equal(power, plain)
+    line = one_line_error(run("segment", model, image, "--out", tmp_path / "bad.png",
+                              "--prior-power", 2, ok=False))
+    assert "prior_power" in line
 
 
 def test_auto_context_models_train_info_and_segment(trained, tmp_path):

@@ -74,6 +74,24 @@ def test_files_without_spreads_route_hard_only():
     assert loaded.soft_routing(0.0) == (0.0, 0.0)
 
 
+def test_round_trip_keeps_class_shares_and_prior_power(segmenter, model_file):
+    images, _ = render_faces(4, seed=0, size=(48, 64))
+    loaded = load_model(model_file)
+    assert loaded.metadata["class_shares"] == segmenter.jungle_.metadata["class_shares"]
+    before = segment(segmenter.jungle_, images[3], prior_power=0.7)[0]
+    after = segment(loaded, images[3], prior_power=0.7)[0]
+    np.testing.assert_array_equal(before, after)  # (class values come back as int64)
+    assert not np.array_equal(before, segment(loaded, images[3])[0])
+
+
+def test_files_without_class_shares_label_by_probability_only():
+    loaded = load_model(DATA / "model_format1.h5")
+    assert "class_shares" not in loaded.metadata
+    with pytest.raises(ValueError, match="no training class shares"):
+        loaded.label_weights(0.5)
+    np.testing.assert_array_equal(loaded.label_weights(0.0), 1)
+
+
 @pytest.mark.parametrize("kw", [dict(max_width=4), dict(max_width=4, search="clustersearch"),
                                 dict(max_width=4, growth="fixed-width-a"),
                                 dict(max_width=4, growth="fixed-width-b"),
@@ -136,6 +154,14 @@ CORRUPTIONS = {
         "training", json.dumps({**json.loads(f.attrs["training"]), "soft": -1})),
     "soft_epsilon not below 1": lambda f: f.attrs.__setitem__(
         "training", json.dumps({**json.loads(f.attrs["training"]), "soft_epsilon": 1.0})),
+    "prior_power above 1": lambda f: f.attrs.__setitem__(
+        "training", json.dumps({**json.loads(f.attrs["training"]), "prior_power": 2})),
+    "class shares of the wrong length": lambda f: f.attrs.__setitem__("metadata", json.dumps(
+        {**json.loads(f.attrs["metadata"]), "class_shares": [1.0]})),
+    "a class share of 0": lambda f: f.attrs.__setitem__("metadata", json.dumps(
+        {**json.loads(f.attrs["metadata"]), "class_shares": [1.0, 0.0]})),
+    "class shares not numbers": lambda f: f.attrs.__setitem__("metadata", json.dumps(
+        {**json.loads(f.attrs["metadata"]), "class_shares": ["a", "b"]})),
     "missing group (a gap in the DAG numbers)": lambda f: f.__delitem__("dags/0"),
     "missing dags": lambda f: f.__delitem__("dags"),
     "missing dataset": lambda f: f.__delitem__("dags/0/leaf_value"),

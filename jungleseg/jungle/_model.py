@@ -84,6 +84,10 @@ class Jungle:
             stage.validate()
             if s and stage.family != self.family:
                 raise ModelError(f"auto-context stage {s} reads other channels than the last")
+        shares = self.metadata.get("class_shares")
+        if shares is not None and not _positive_vector(shares, self.n_classes):
+            raise ModelError(f"metadata class_shares must be {self.n_classes} finite numbers "
+                             "above 0, one per class")
         if self.context:
             wanted = self.context[0].family.n_store_channels + self.n_classes
             if getattr(self.family, "n_channels", None) != wanted:
@@ -142,6 +146,38 @@ class Jungle:
                              "soft routing): retrain it to route softly, or use soft=0")
         return soft, epsilon
 
+    def label_weights(self, prior_power: float | None = None) -> np.ndarray:
+        """Per-class factors (n_classes,) float32 that labelling multiplies the
+        probabilities by before taking the largest: ``share ** -prior_power``, where
+        ``share`` is each class's share of the training samples (metadata
+        ``class_shares``, the frequencies the leaf distributions are posteriors under).
+        ``prior_power`` (default: the model's own, training parameter ``prior_power``,
+        else 0) of 0 labels by the most probable class, the best pixel accuracy; 1
+        divides the class frequencies out, balancing recall over classes; values between
+        favour rarer classes less. ValueError for a power outside [0, 1] or a power above
+        0 asked of a model that records no class shares."""
+        power = float(self.params.get("prior_power", 0.0) if prior_power is None
+                      else prior_power)
+        if not 0 <= power <= 1:
+            raise ValueError(f"prior_power must lie in [0, 1], got {prior_power!r}")
+        if power == 0:
+            return np.ones(self.n_classes, np.float32)
+        shares = self.metadata.get("class_shares")
+        if shares is None:
+            raise ValueError("this model records no training class shares (trained before "
+                             "prior_power existed): retrain it to use prior_power, or use 0")
+        return (np.asarray(shares, np.float64) ** -power).astype(np.float32)
+
+    def label_indices(self, proba: np.ndarray, axis: int = -1) -> np.ndarray:
+        """Class indices that probabilities ``proba`` label (along ``axis``), as the
+        traversal labels: the largest probability times :meth:`label_weights`."""
+        weights = self.label_weights()
+        if np.all(weights == 1):
+            return np.argmax(proba, axis=axis)
+        shape = [1] * proba.ndim
+        shape[axis] = -1
+        return np.argmax(proba * weights.reshape(shape), axis=axis)
+
     def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
         """Class probabilities (n_samples, n_classes), float32."""
         self.family.check_store(store)
@@ -160,7 +196,7 @@ class Jungle:
                        epsilon: float | None = None, counts: dict | None = None
                        ) -> tuple[np.ndarray, np.ndarray | None]:
         """Class indices of the listed pixels of one image (flat ``row * width + col``,
-        all pixels by default), and with ``probabilities`` the (H * W, n_classes) float32
+        all pixels by default; as :meth:`label_indices` picks them), and with ``probabilities`` the (H * W, n_classes) float32
         probabilities, zero at pixels not listed; without, no per-class array is made
         (the labels are the same). Probes are read at fixed steps where the store's
         border allows it (same result, faster). ``soft`` and ``epsilon``: soft routing
@@ -178,8 +214,9 @@ class Jungle:
         with threads(workers_for(index.shape[0] * self.max_feature_evaluations)):
             visits = predict_pixels(*self._packed, self._spread, self._widest,
                                     store.as_tuple(), image, index,
-                                    self._read_mode(store, image, index), soft, epsilon, proba,
-                                    labels, numba.get_num_threads())
+                                    self._read_mode(store, image, index), soft, epsilon,
+                                    self.label_weights(), proba, labels,
+                                    numba.get_num_threads())
         if counts is not None:
             counts.update(visits=int(visits), pixels=int(index.shape[0]))
         return labels, (proba if probabilities else None)
@@ -236,11 +273,12 @@ class Jungle:
         out = np.empty((n, h * w, self.n_classes), np.float32)
         every_pixel = np.arange(h * w, dtype=np.int64)
         labels = np.empty(h * w, np.int32)
+        weights = np.ones(self.n_classes, np.float32)  # labels unused: labelled_volume labels
         with threads(workers_for(h * w * self.max_feature_evaluations)):
             for j in range(n):
                 predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                                leaf_value, self._spread, self._widest, view, j, every_pixel,
-                               POINT_STEPS, soft, epsilon, out[j], labels,
+                               POINT_STEPS, soft, epsilon, weights, out[j], labels,
                                numba.get_num_threads())
         return out.reshape(n, h, w, self.n_classes)
 
@@ -254,6 +292,14 @@ class Jungle:
         offsets = [np.abs(d.feature_params[d.left >= 0, :4]).max(initial=0) for d in self.dags]
         reach = int(max(offsets))
         return reach if reach <= self.family.point_reach else None
+
+
+def _positive_vector(values, n: int) -> bool:
+    """Whether ``values`` (read from a file: anything) is a list of ``n`` finite numbers
+    above 0."""
+    return (isinstance(values, list) and len(values) == n
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                    and np.isfinite(v) and v > 0 for v in values))
 
 
 def _pixels(mask, h: int, w: int) -> np.ndarray | None:

@@ -97,12 +97,13 @@ def _emit(child, share, j, soft, group, n_next, slot, nxt_pix, nxt_node, nxt_w):
 
 @njit(parallel=True, cache=True, nogil=True)
 def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
-                   spread, widest, store, image, index, mode, soft, epsilon, proba, labels,
-                   n_workers):
+                   spread, widest, store, image, index, mode, soft, epsilon, label_weight,
+                   proba, labels, n_workers):
     """Classify the listed pixels (flat indices ``row * width + col``) of one image.
 
-    Writes each listed pixel's class index (the most probable, the first of equals) to
-    ``labels``, and, unless ``proba`` is empty, its probabilities to ``proba[index]``
+    Writes each listed pixel's class index to ``labels``: the class c of the largest
+    ``probability[c] * label_weight[c]`` (the first of equals; weights of 1 pick the most
+    probable class), and, unless ``proba`` is empty, its probabilities to ``proba[index]``
     ((height * width, C) float32); other pixels are not touched, and with an empty
     ``proba`` no per-class array is ever written. ``mode`` says how probes are read
     (:data:`CLAMPED`, :data:`POINT_STEPS`, :data:`DEPTH_STEPS`); all give the same result.
@@ -250,7 +251,7 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                 best = 0
                 for c in range(n_classes):
                     acc[j, c] *= scale
-                    if acc[j, c] > acc[j, best]:
+                    if acc[j, c] * label_weight[c] > acc[j, best] * label_weight[best]:
                         best = c
                 labels[lo + j] = best
                 if write_proba:

@@ -10,7 +10,7 @@ from ._segment import (
     segment,
     segment_prepared,
     segment_to,
-    with_routing,
+    with_inference,
 )
 from ._segmenter import JungleSegmenter
 from ._smoothing import guided_smoothing, smooth_probabilities, smoothing_reach
@@ -19,4 +19,4 @@ from ._volume import segment_volume
 __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "UNIT_SCALE",
            "auto_tile", "checked_image", "guided_smoothing", "sample_pixels", "segment",
            "segment_prepared", "segment_to", "segment_volume", "smooth_probabilities",
-           "smoothing_reach", "training_values", "with_routing"]
+           "smoothing_reach", "training_values", "with_inference"]

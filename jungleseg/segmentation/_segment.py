@@ -26,14 +26,17 @@ SEGMENTATION_CONSTRAINTS = {
     "background": [Interval(Integral, 0, 65535, closed="both")],
     "soft": [Interval(Real, 0, 1e6, closed="both")],
     "soft_epsilon": [Interval(Real, 0, 1, closed="left")],
+    "prior_power": [Interval(Real, 0, 1, closed="both")],
 }
 
 
-def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float | None = None
-                 ) -> Jungle:
-    """``jungle`` itself, or, where ``soft`` or ``soft_epsilon`` is given, a copy routing
-    with them (the same DAGs); ValueError for bad values or soft routing of a model that
-    records no node spreads.
+def with_inference(jungle: Jungle, soft: float | None = None,
+                   soft_epsilon: float | None = None, prior_power: float | None = None
+                   ) -> Jungle:
+    """``jungle`` itself, or, where any setting is given, a copy (the same DAGs) that
+    routes and labels with it; ValueError for bad values, for soft routing of a model that
+    records no node spreads, or for a prior power asked of a model that records no class
+    shares.
 
     Parameters
     ----------
@@ -42,17 +45,35 @@ def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float 
     soft, soft_epsilon : float, optional
         Soft-routing factor (0: hard routing) and pruning threshold (a split whose
         minor share is at most ``soft_epsilon`` steps hard).
+    prior_power : float, optional
+        Labels maximise ``probability / share ** prior_power`` (see
+        :meth:`Jungle.label_weights`): 0 the most probable class, up to 1 class
+        frequencies divided out.
 
     Returns
     -------
     Jungle
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from jungleseg import JungleSegmenter
+    >>> rng = np.random.default_rng(0)
+    >>> image = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    >>> labels = (np.arange(32)[:, None] >= 28).repeat(32, axis=1).astype(np.uint8) + 1
+    >>> jungle = JungleSegmenter(n_estimators=1, samples_per_image=400).fit(
+    ...     [image], [labels]).jungle_
+    >>> with_inference(jungle, prior_power=0.5).params["prior_power"]
+    0.5
     """
-    if soft is None and soft_epsilon is None:
+    given = {k: v for k, v in (("soft", soft), ("soft_epsilon", soft_epsilon),
+                               ("prior_power", prior_power)) if v is not None}
+    if not given:
         return jungle
-    given = {k: v for k, v in (("soft", soft), ("soft_epsilon", soft_epsilon)) if v is not None}
     check_params(SEGMENTATION_CONSTRAINTS, given, "segment")
     for stage in (*jungle.context, jungle):
         stage.soft_routing(soft, soft_epsilon)
+    jungle.label_weights(prior_power)
     return dataclasses.replace(jungle, params={**jungle.params, **given}, context=tuple(
         dataclasses.replace(s, params={**s.params, **given}) for s in jungle.context))
 
@@ -60,7 +81,8 @@ def with_routing(jungle: Jungle, soft: float | None = None, soft_epsilon: float 
 def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
             smoothing: int | None = None, probabilities: bool = True,
             max_memory: int | None = None, soft: float | None = None,
-            soft_epsilon: float | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+            soft_epsilon: float | None = None, prior_power: float | None = None
+            ) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels (H, W) and class probabilities (H, W, n_classes) float32 of one image; with
     ``probabilities=False`` the labels and None, faster: without smoothing no per-class
     array is made at all.
@@ -75,6 +97,8 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     model trained with ``guided_eps`` averages them edge-aware (:func:`guided_smoothing`).
     ``soft`` and ``soft_epsilon`` (default: the model's own, see
     :class:`~jungleseg.JungleSegmenter`) route pixels softly through the DAGs (0: hard).
+    ``prior_power`` (default: the model's own) favours rarer classes in the labels (see
+    :meth:`Jungle.label_weights`); the probabilities stay the model's posteriors.
 
     A volume model (:class:`~jungleseg.VolumeFeatures`) segments (D, H, W[, C]) volumes:
     labels (D, H, W), probabilities (D, H, W, n_classes), ``tile`` in voxels (one size or
@@ -87,7 +111,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     size without holding them, see :func:`segment_to`.
     """
     smoothing = _checked_smoothing(jungle, smoothing)
-    jungle = with_routing(jungle, soft, soft_epsilon)
+    jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if tile == "auto":
         tile = auto_tile(jungle, image, smoothing, max_memory)
     if jungle.family.spatial_ndim == 3:
@@ -146,13 +170,14 @@ def _checked_smoothing(jungle: Jungle, smoothing) -> int:
 
 def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
                      smoothing: int | None = None, probabilities: bool = True,
-                     soft: float | None = None, soft_epsilon: float | None = None
+                     soft: float | None = None, soft_epsilon: float | None = None,
+                     prior_power: float | None = None
                      ) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`segment` of image ``image`` of a store the jungle's features prepared
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster).
     An auto-context model takes a store prepared by its first stage's features."""
-    jungle = with_routing(jungle, soft, soft_epsilon)
+    jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     family = input_stage(jungle).family
     family.check_store(store)
     if store.n_channels != family.n_store_channels:
@@ -221,8 +246,8 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
             proba = guided_smoothing(proba, guide, smoothing, eps, mask)
         else:
             proba = smooth_probabilities(proba, smoothing, mask)
-        chosen = np.argmax(proba, axis=2).reshape(-1) if listed is None else \
-            np.argmax(proba.reshape(rows * cols, -1)[listed], axis=1)
+        chosen = jungle.label_indices(proba, axis=2).reshape(-1) if listed is None else \
+            jungle.label_indices(proba.reshape(rows * cols, -1)[listed], axis=1)
     if listed is None:
         labels = jungle.classes[chosen].reshape(rows, cols)
     else:

@@ -76,6 +76,14 @@ class JungleSegmenter(JungleBase):
         each path carries more than ``soft_epsilon`` and the weights still sum to 1
         (0: every branch of positive weight; >= 0.5: hard routing). Larger values follow
         fewer paths, so cost less.
+    prior_power : float
+        How far labels favour rarer classes, stored with the model (segmentation may
+        override it): each pixel gets the class of the largest ``probability / share **
+        prior_power``, where ``share`` is the class's share of the training samples
+        (recorded as metadata ``class_shares``). 0 takes the most probable class, which
+        maximises pixel accuracy; 1 divides the class frequencies out, which balances
+        recall over classes; values between trade the two, and can raise the mean
+        Jaccard index when classes are imbalanced. Probabilities are not changed.
     auto_context : int
         Stages of auto-context (1: none). Stage s + 1 also probes stage s's class
         probability maps as channels, at offsets like any channel; its training maps
@@ -133,7 +141,7 @@ class JungleSegmenter(JungleBase):
                  lsearch_steps=250, search="lsearch", growth="jungle", max_nodes=None,
                  sampling="random", samples_per_image=1000, correct_prior=False,
                  images_per_dag=None, ignore=(255,), background=0, smoothing=0, guided_eps=None,
-                 soft=0.0, soft_epsilon=0.0, auto_context=1, context_folds=2,
+                 soft=0.0, soft_epsilon=0.0, prior_power=0.0, auto_context=1, context_folds=2,
                  random_state=None):
         self.features = features
         self.n_estimators = n_estimators
@@ -159,6 +167,7 @@ class JungleSegmenter(JungleBase):
         self.guided_eps = guided_eps
         self.soft = soft
         self.soft_epsilon = soft_epsilon
+        self.prior_power = prior_power
         self.auto_context = auto_context
         self.context_folds = context_folds
         self.random_state = random_state
@@ -373,16 +382,19 @@ def _summary(plan: _Plan) -> dict:
     its DAGs (small, so a task can return it)."""
     values = [plan.store.values_at(plan.samples, c) for c in range(plan.store.n_channels)]
     return summary_of(plan.classes, plan.seed, values, plan.samples.label, plan.n_images,
-                      plan.input_values)
+                      plan.input_values, plan.class_ratio)
 
 
 def summary_of(classes: np.ndarray, seed: int, channel_values: list[np.ndarray],
-               label: np.ndarray, n_images: int, input_values: dict | None) -> dict:
+               label: np.ndarray, n_images: int, input_values: dict | None,
+               class_ratio: np.ndarray | None = None) -> dict:
     """:func:`_summary` from each store channel's values at the samples (all of them, in
     order) and the samples' labels, however the store is held (data-parallel training
-    gathers them from its shards)."""
+    gathers them from its shards); ``class_ratio``: the leaves' reweighting, if any
+    (``correct_prior``)."""
     metadata = {"seed": seed, "data_fingerprint": fingerprint_values(channel_values, label),
                 "n_training_images": n_images, "guide": _guide_statistics(channel_values[0]),
+                "class_shares": _class_shares(label, len(classes), class_ratio),
                 **({"input_values": input_values} if input_values else {})}
     return {"classes": classes, "n_samples": int(label.shape[0]), "metadata": metadata}
 
@@ -407,6 +419,19 @@ def _checked_labels(labels, i: int) -> np.ndarray:
         else [labels.dtype.name]
     raise ValueError(f"label image {i} holds {', '.join(kinds)} values: labels must be integer "
                      "class values (one integer array per image)")
+
+
+def _class_shares(label: np.ndarray, n_classes: int, ratio: np.ndarray | None
+                  ) -> list[float]:
+    """Each class's share of the samples (class indices ``label``), times the leaves'
+    reweighting ``ratio`` where given, renormalised: the class frequencies the leaf
+    distributions are posteriors under. A class without samples (its probability is 0
+    everywhere) gets half a sample's share, so that no share is 0."""
+    shares = np.bincount(label, minlength=n_classes).astype(np.float64)
+    if ratio is not None:
+        shares *= ratio
+    shares = np.maximum(shares / shares.sum(), 0.5 / max(len(label), 1))
+    return [float(v) for v in shares / shares.sum()]
 
 
 def _guide_statistics(values: np.ndarray) -> list[float]:

@@ -38,7 +38,7 @@ def labelled_volume(jungle: Jungle, store: ImageStore, image: int = 0, smoothing
             plane = np.ascontiguousarray(proba[..., c])
             box_mean_volume(plane, halves, plane)
             proba[..., c] = plane
-    return jungle.classes[np.argmax(proba, axis=3)], proba
+    return jungle.classes[jungle.label_indices(proba, axis=3)], proba
 
 
 def segment_volume(jungle: Jungle, volume, tile: int | tuple[int, int, int] | None = None,

@@ -342,13 +342,20 @@ def test_traversal_is_the_same_whatever_the_block_size():
                                                         rows.astype(np.int32),
                                                         cols.astype(np.int32)))
         runs = []
+        # weights favouring the least probable class on average: labels must change
+        weights = (1 / reference.mean(axis=0)).astype(np.float32)
         for workers in (1, 2, 5):
-            proba = np.zeros((h * w, jungle.n_classes), np.float32)
-            labels_out = np.empty(n, np.int32)
-            visits = predict_pixels(*jungle._packed, jungle._spread, jungle._widest,
-                                    store.as_tuple(), 0, index, CLAMPED, 0.0, 0.0, proba,
-                                    labels_out, workers)
-            np.testing.assert_array_equal(proba[index], reference)
-            np.testing.assert_array_equal(labels_out, np.argmax(reference, axis=1))
+            for weight, expected in ((np.ones(jungle.n_classes, np.float32),
+                                      np.argmax(reference, axis=1)),
+                                     (weights, np.argmax(reference * weights, axis=1))):
+                proba = np.zeros((h * w, jungle.n_classes), np.float32)
+                labels_out = np.empty(n, np.int32)
+                visits = predict_pixels(*jungle._packed, jungle._spread, jungle._widest,
+                                        store.as_tuple(), 0, index, CLAMPED, 0.0, 0.0, weight,
+                                        proba, labels_out, workers)
+                np.testing.assert_array_equal(proba[index], reference)
+                np.testing.assert_array_equal(labels_out, expected)
             runs.append(visits)
+        assert not np.array_equal(np.argmax(reference * weights, axis=1),
+                                  np.argmax(reference, axis=1))
         assert runs[0] == runs[1] == runs[2] > n

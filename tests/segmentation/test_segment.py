@@ -117,6 +117,50 @@ def test_smoothing_is_kept_with_the_model_and_removes_isolated_errors(tmp_path):
         JungleSegmenter(family, smoothing=1.5, **kwargs).fit([image], [truth])
 
 
+@pytest.mark.parametrize("make", ["rgb", "depth"])
+def test_prior_power_labels_by_weighted_probabilities_on_every_path(make, tmp_path):
+    if make == "depth":
+        depth, labels = render_frames(3, seed=5, size=(120, 160))
+        images, labels = list(depth), list(labels)
+        family = DepthFeatures(max_offset=0.3, focal_length=142.8)
+    else:
+        images, labels = render_faces(3, seed=2, size=(70, 90))
+        images, labels = list(images), list(labels)
+        family = ColourFeatures(max_offset=9, max_box=3)
+    seg = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
+                          n_candidate_features=10, samples_per_image=200,
+                          random_state=0).fit(images[:-1], labels[:-1])
+    jungle, image = seg.jungle_, images[-1]
+    shares = np.asarray(jungle.metadata["class_shares"])
+    plain, proba = segment(jungle, image)
+    for power in (0.5, 1.0):
+        weights = (shares ** -power).astype(np.float32)
+        expected = np.where(proba.sum(axis=2) > 0,
+                            jungle.classes[np.argmax(proba * weights, axis=2)], plain)
+        labels_only = segment(jungle, image, prior_power=power, probabilities=False)[0]
+        np.testing.assert_array_equal(labels_only, expected)
+        chosen, kept = segment(jungle, image, prior_power=power)
+        np.testing.assert_array_equal(chosen, expected)
+        assert kept.tobytes() == proba.tobytes()  # the probabilities are not changed
+        np.testing.assert_array_equal(segment(jungle, image, tile=32, prior_power=power)[0],
+                                      expected)
+        smooth, smooth_proba = segment(jungle, image, smoothing=2, prior_power=power)
+        np.testing.assert_array_equal(
+            smooth, np.where(smooth_proba.sum(axis=2) > 0, jungle.classes[
+                np.argmax(smooth_proba * weights, axis=2)], plain))
+    assert not np.array_equal(expected, plain)  # rarer classes won some pixels
+    np.testing.assert_array_equal(segment(jungle, image, prior_power=0)[0], plain)
+    # stored with the model, and what segment uses by default
+    weighted = JungleSegmenter(family, n_estimators=2, max_width=8, max_depth=6,
+                               n_candidate_features=10, samples_per_image=200,
+                               prior_power=1.0, random_state=0).fit(images[:-1], labels[:-1])
+    save_model(weighted.jungle_, tmp_path / "m.h5")
+    np.testing.assert_array_equal(segment(load_model(tmp_path / "m.h5"), image)[0], expected)
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="prior_power"):
+            segment(jungle, image, prior_power=bad)
+
+
 def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
     rng = np.random.default_rng(6)
     data = [textured(rng, (48, 48)) for _ in range(2)]

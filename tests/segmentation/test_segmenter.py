@@ -92,6 +92,25 @@ def test_prior_correction_restores_class_frequencies():
     assert fixed.predict_proba(images[0])[:, :, 1].mean() < 0.2
     for dag in fixed.jungle_.dags:
         np.testing.assert_allclose(dag.leaf_value.sum(axis=1), 1, atol=1e-5)
+    # class shares: what the leaves are posteriors under (the samples', or the pixels')
+    np.testing.assert_allclose(plain.jungle_.metadata["class_shares"], [0.5, 0.5])
+    truth = np.mean([lab.mean() for lab in labels])
+    np.testing.assert_allclose(fixed.jungle_.metadata["class_shares"], [1 - truth, truth])
+
+
+def test_class_shares_are_the_samples_and_never_zero():
+    rng = np.random.default_rng(1)
+    labels = [np.where(rng.random((30, 30)) < 0.2, 2, 1).astype(np.uint8) for _ in range(2)]
+    labels[0][0, 0] = 7  # one pixel of class 7, which 50 random samples an image miss
+    images = [rng.normal(100, 20, (30, 30)).astype(np.float32) for _ in range(2)]
+    seg = JungleSegmenter(ColourFeatures(input="grey"), n_estimators=1, max_width=4,
+                          max_depth=2, n_candidate_features=4, samples_per_image=50,
+                          random_state=0).fit(images, labels)
+    shares = np.array(seg.jungle_.metadata["class_shares"])
+    np.testing.assert_array_equal(seg.classes_, [1, 2, 7])
+    assert shares.sum() == pytest.approx(1) and shares[2] > 0
+    assert shares[2] == pytest.approx(0.5 / seg.n_samples_, rel=0.01)  # half a sample
+    assert 0.1 < shares[1] < 0.3  # about the 20 % of the pixels
 
 
 def test_training_on_a_padded_store_reads_unclamped_and_gives_the_same_jungle(monkeypatch):

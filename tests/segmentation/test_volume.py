@@ -1,6 +1,8 @@
 """Volume segmentation: training on paint on a few slices, whole and tiled volumes (equal
 with the margin, different without), 2-D and volume models refusing each other's input,
 and model files of volume models."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -83,6 +85,21 @@ def test_tiled_volume_equals_whole_and_needs_the_margin(volume_model, monkeypatc
     monkeypatch.setattr(VolumeFeatures, "margin", lambda self, tile=None: (0, 0, 0))
     _, cut = segment(jungle, volume, tile=(6, 20, 17), smoothing=0)
     assert not np.array_equal(cut, segment(jungle, volume, smoothing=0)[1])
+
+
+def test_volume_labels_follow_the_prior_power(volume_model):
+    model, volume, _ = volume_model
+    # balanced samples give equal shares; say class 1 had 97 % of them instead
+    jungle = dataclasses.replace(model.jungle_, metadata={**model.jungle_.metadata,
+                                                          "class_shares": [0.97, 0.03]})
+    plain, proba = segment(jungle, volume)
+    labels, kept = segment(jungle, volume, prior_power=1.0)
+    assert kept.tobytes() == proba.tobytes()
+    weights = np.array([1 / 0.97, 1 / 0.03], np.float32)
+    np.testing.assert_array_equal(labels, jungle.classes[np.argmax(proba * weights, axis=3)])
+    assert (labels == 2).sum() > (plain == 2).sum()
+    np.testing.assert_array_equal(segment(jungle, volume, tile=(6, 20, 17),
+                                          prior_power=1.0)[0], labels)
 
 
 def test_smoothing_box_has_equal_physical_size():
