@@ -20,6 +20,26 @@ def total_nodes(model) -> int:
     return int(sum(tree.tree_.node_count for tree in model.estimators_))
 
 
+def scores_by_prior_power(jungle, images, labels, powers, ignore=(255,)) -> dict:
+    """{power: scores} of the jungle's labels at each prior power
+    (``jungleseg.segmentation.with_inference``), all from one segmentation per image:
+    labels come from its probabilities as ``segment``'s own do, and pixels without
+    probabilities (a depth model's background) keep the label ``segment`` gave them."""
+    from jungleseg import confusion_matrix, scores, segment
+    from jungleseg.segmentation import with_inference
+
+    matrices = dict.fromkeys(powers, 0)
+    for image, truth in zip(images, labels):
+        plain, proba = segment(jungle, image)
+        has_probabilities = proba.any(axis=2)
+        for power in powers:
+            chosen = with_inference(jungle, prior_power=power).label_indices(proba, axis=2)
+            labelled = np.where(has_probabilities, jungle.classes[chosen], plain)
+            matrices[power] = matrices[power] + confusion_matrix(
+                [truth], [labelled], jungle.classes, ignore)
+    return {power: scores(matrix) for power, matrix in matrices.items()}
+
+
 def warm_up() -> None:
     """Compile (or load from cache) every Numba kernel on a tiny problem."""
     from jungleseg import JungleClassifier

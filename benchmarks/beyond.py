@@ -13,6 +13,11 @@ splits and on one-class-against-the-rest sets (imbalanced).
     python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg kinect]
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
+    python benchmarks/beyond.py prior    [--data DIR] [--sets stanford fasseg] [--powers 0 0.3]
+
+``prior`` fits each split once and scores its labels at every prior power (labels
+maximising probability / training class share ** power), from one segmentation per image;
+Kinect's prior powers are scored by ``benchmarks/kinect.py --prior-powers``.
 
 ``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py; ``seed=S`` adds S
 to every split's seed, which is otherwise the split's index); ``--quick``
@@ -29,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import scores_by_prior_power, warm_up  # noqa: E402
 
 from jungleseg import JungleClassifier, confusion_matrix, scores, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -224,11 +229,12 @@ def _mean(rows: list[dict]) -> dict:
 
 def _for_set(name: str, overrides: dict, train) -> dict:
     """The overrides for one set's training pairs: Kinect's 3 DAGs of 200 candidates,
-    unsmoothed (the config when these comparisons were made; it has 9 DAGs and
-    smooths now), share its frames."""
+    unsmoothed, labelled by the most probable part (the config when these comparisons
+    were made; it has 9 DAGs, smooths and weighs its labels now), share its frames."""
     if name == "kinect":
         return {"jungle.n_estimators": 3, "jungle.n_candidate_features": 200,
-                "jungle.smoothing": 0, **overrides, "sampling.images_per_dag": len(train) // 3}
+                "jungle.smoothing": 0, "jungle.prior_power": 0.0, **overrides,
+                "sampling.images_per_dag": len(train) // 3}
     return overrides
 
 
@@ -309,6 +315,34 @@ def run_context(args, overrides) -> None:
             print(_row(f"{name} stages {stages} MEAN", _mean(rows)), flush=True)
 
 
+def run_prior(args, overrides) -> None:
+    for name in args.sets:
+        if name not in ("stanford", "fasseg"):
+            raise SystemExit(f"prior scores stanford and fasseg; for {name} see kinect.py "
+                             "--prior-powers" if name == "kinect" else f"prior: not {name}")
+        config, splits = _folds(name, args.data, args.folds, args.quick, args.held_back)
+        table = {}
+        for f, (train, test) in enumerate(splits):
+            model = _estimator(config, overrides, f)
+            start = time.perf_counter()
+            model.fit([im for im, _ in train], [lab for _, lab in train])
+            fit_s = time.perf_counter() - start
+            by_power = scores_by_prior_power(model.jungle_, [im for im, _ in test],
+                                             [lab for _, lab in test], args.powers,
+                                             IGNORE[name])
+            print(f"{name} split {f}: nodes {model.node_count_} fit {fit_s:.1f} s", flush=True)
+            for power, s in by_power.items():
+                table.setdefault(power, []).append(s)
+                print(f"  prior power {power:<4}  mean Jaccard {s.mean_jaccard:.4f}  pixel acc "
+                      f"{100 * s.pixel_accuracy:5.1f} %", flush=True)
+        print(f"{name}: mean over {len(splits)} split(s)")
+        for power, rows in table.items():
+            jaccard = [s.mean_jaccard for s in rows]
+            print(f"  prior power {power:<4}  mean Jaccard {np.mean(jaccard):.4f} +- "
+                  f"{np.std(jaccard):.3f}  pixel acc "
+                  f"{100 * np.mean([s.pixel_accuracy for s in rows]):5.1f} %", flush=True)
+
+
 def _uci_sets(data):
     """(name, X, y) of the multi-class UCI sets and of one-vs-rest sets made from them
     (the rarest class of each, about 4 to 10 % of the rows, against the rest)."""
@@ -362,20 +396,24 @@ def run_criteria(args, overrides) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("soft", "softcv", "criteria", "context"))
+    parser.add_argument("what", choices=("soft", "softcv", "criteria", "context", "prior"))
     parser.add_argument("--data", default=None)
     parser.add_argument("--sets", nargs="+", default=["stanford", "fasseg"],
                         choices=("stanford", "fasseg", "kinect", "uci"))
     parser.add_argument("--folds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--stages", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3, help="UCI splits")
+    parser.add_argument("--powers", type=float, nargs="+",
+                        default=[0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0],
+                        help="prior: the prior powers scored")
     parser.add_argument("--quick", action="store_true", help=f"segmentation: {QUICK}")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--test-images", type=int, default=None, metavar="N",
                         help="soft: score the first N test images only")
     parser.add_argument("--held-back", action="store_true",
-                        help="context, criteria: score on a held-back fifth of each split's "
-                             "training images, not its test images (to choose settings)")
+                        help="context, criteria, prior: score on a held-back fifth of each "
+                             "split's training images, not its test images (to choose "
+                             "settings)")
     parser.add_argument("--models", default=None, metavar="DIR",
                         help="soft, softcv: keep fitted models here and reuse them")
     args = parser.parse_args()
@@ -383,7 +421,7 @@ def main() -> None:
     print(f"overrides: {overrides}", flush=True)
     warm_up()
     {"soft": run_soft, "softcv": run_softcv, "criteria": run_criteria,
-     "context": run_context}[args.what](
+     "context": run_context, "prior": run_prior}[args.what](
         args, overrides)
 
 

@@ -14,6 +14,8 @@ DAG (frames rendered one by one straight into the training store, so 30,000 fram
 memory) and prints Jaccard, nodes and training time for each. ``--set KEY=VALUE`` overrides
 the config (as in benchmarks/stanford.py); ``--test-seed 2`` scores on validation frames
 instead of the test frames (seed 1), to compare settings without choosing on the test set.
+``--prior-powers 0 0.5 1`` also scores the jungle's labels at those prior powers, from
+the same model and one segmentation of the frames.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import numpy as np
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fit_and_score, warm_up  # noqa: E402
+from _common import fit_and_score, scores_by_prior_power, warm_up  # noqa: E402
 
 from jungleseg import ImageStore, evaluate, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -48,6 +50,8 @@ def main() -> None:
                         help="override configs/kinect.yaml values")
     parser.add_argument("--test-seed", type=int, default=1,
                         help="seed of the frames scored (1: the test frames)")
+    parser.add_argument("--prior-powers", type=float, nargs="+", default=[],
+                        help="also score the jungle's labels at these prior powers")
     args = parser.parse_args()
     overrides = parse_overrides(args.set)
     warm_up()
@@ -77,6 +81,12 @@ def main() -> None:
               f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  bytes "
               f"{model.model_bytes_:9d}  fit {fit:6.1f} s {stages}  test {args.test} frames in "
               f"{seg:.1f} s", flush=True)
+        if name == "jungle" and args.prior_powers:
+            by_power = scores_by_prior_power(model.jungle_, test_depth, test_labels,
+                                             args.prior_powers, (0, 255))
+            for power, p in by_power.items():
+                print(f"  prior power {power:<4}  mean Jaccard {p.mean_jaccard:.4f}  pixel acc "
+                      f"{100 * p.pixel_accuracy:5.1f} %", flush=True)
 
 
 #: Stands for every rendered frame, whose depth is already in the training store: fit

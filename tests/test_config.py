@@ -78,6 +78,7 @@ def test_config_values_reach_the_estimator():
     assert kinect.features == DepthFeatures(max_offset=0.45, focal_length=285.63)
     assert (kinect.schedule, kinect.images_per_dag, kinect.ignore) == ("kinect", 1000, (0, 255))
     assert (kinect.n_estimators, kinect.n_candidate_features, kinect.smoothing) == (9, 200, 3)
+    assert kinect.prior_power == 0.75
 
 
 def test_keys_left_out_take_the_estimator_defaults():
