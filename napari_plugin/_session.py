@@ -196,6 +196,16 @@ def _channels_key(features, pad: int, slices: list[np.ndarray]) -> tuple | None:
     return type(features).__name__, repr(sorted(features.get_params().items())), pad, content
 
 
+def inference_knobs(jungle: Jungle) -> tuple[int, float, float]:
+    """The smoothing, soft-routing factor and prior power a loaded model segments with:
+    its own, but soft routing 0 for a model without node spreads and prior power 0 for
+    one without class shares (models written before those existed)."""
+    params = jungle.params
+    return (int(params.get("smoothing", 0)),
+            float(params.get("soft", 0)) if jungle.can_route_softly else 0.0,
+            float(params.get("prior_power", 0)) if "class_shares" in jungle.metadata else 0.0)
+
+
 def model_kind(jungle: Jungle) -> str:
     """The image type a model reads (an auto-context model: its first stage)."""
     family = input_stage(jungle).family

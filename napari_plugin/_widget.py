@@ -99,6 +99,9 @@ class JungleWidget(Container):
         self.soft = FloatSpinBox(label="soft routing", min=0, max=10, step=0.1,
                                  tooltip="gate temperature x each node's response spread "
                                          "(0: hard routing, the fastest)")
+        self.prior = FloatSpinBox(label="rare classes", min=0, max=1, step=0.25,
+                                  tooltip="prior power: labels favour classes painted less "
+                                          "(0: the most probable class; 1: balanced recall)")
         self.stages = SpinBox(label="stages", **_spin_range("auto_context"),
                               tooltip="auto-context: each later stage also reads the previous "
                                       "stage's class maps (colour images; 1: none)")
@@ -116,7 +119,7 @@ class JungleWidget(Container):
                      self.mode, self.kind, self.scribbles, self.new_scribbles_button,
                      self.preset, self.n_estimators,
                      self.width_m, self.max_depth, self.max_offset, self.smoothing, self.soft,
-                     self.stages, self.display, self.live,
+                     self.prior, self.stages, self.display, self.live,
                      self.train_button, self.cancel_button, self.progress, self.status,
                      self.save_button, self.load_button, self.target, self.apply_button])
 
@@ -228,6 +231,7 @@ class JungleWidget(Container):
         self.width_m.value = jungle.get("max_width") or 256
         self.max_depth.value = jungle.get("max_depth") or 20
         self.smoothing.value, self.soft.value = jungle.get("smoothing", 0), jungle.get("soft", 0)
+        self.prior.value = jungle.get("prior_power", 0)
         self.stages.value = jungle.get("auto_context", 1)
         features = config.feature_params or {}
         depth_preset = features.get("family") == "depth"
@@ -337,7 +341,7 @@ class JungleWidget(Container):
         stops between parts when cancelled. Painted slices or volumes reuse their training
         channels (``prepared``)."""
         start, n = time.perf_counter(), 0
-        jungle = with_inference(jungle, self.soft.value)  # the knob: 0 routes hard
+        jungle = with_inference(jungle, self.soft.value, prior_power=self.prior.value)
         if session.is_volume_model(jungle):
             parts = ((index + (z,), labels, proba) for index, z, labels, proba in
                      session.segment_volumes(jungle, inp.data, first, first_slice,
@@ -457,8 +461,8 @@ class JungleWidget(Container):
     def load(self, path) -> None:
         """Read and validate a model file; it becomes the model applied to layers."""
         self.jungle = load_model(path)
-        self.smoothing.value = self.jungle.params.get("smoothing", 0)
-        self.soft.value = self.jungle.params.get("soft", 0) if self.jungle.can_route_softly else 0
+        knobs = session.inference_knobs(self.jungle)
+        self.smoothing.value, self.soft.value, self.prior.value = knobs
         self.status.value = (f"loaded {path}: {len(self.jungle.dags)} DAGs, "
                              f"{self.jungle.node_count} nodes, reads {session.model_kind(self.jungle)}"
                              " images")

@@ -168,3 +168,21 @@ def test_kept_channels_serve_only_the_same_content():
     for bad in (np.where(truth > 0, np.nan, image / 255.0), image.astype(np.complex64)):
         with pytest.raises(ValueError, match="NaN|complex"):
             trained(bad, paint, kept)
+
+
+def test_inference_knobs_are_the_models_own_where_it_can_use_them():
+    import dataclasses
+    from pathlib import Path
+
+    from jungleseg import load_model
+
+    old = load_model(Path(__file__).resolve().parents[1] / "data" / "model_format1.h5")
+    old = dataclasses.replace(old, params={**old.params, "smoothing": 2, "soft": 0.3,
+                                           "prior_power": 0.5})
+    assert session.inference_knobs(old) == (2, 0.0, 0.0)  # no spreads, no class shares
+    image, truth = stripes_and_checks()
+    model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 6, 8, seed=3,
+                              smoothing=1)
+    model.set_params(soft=0.3, prior_power=0.5)
+    session.train(model, image, strokes(truth), "grey")
+    assert session.inference_knobs(model.jungle_) == (1, 0.3, 0.5)

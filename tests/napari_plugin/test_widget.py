@@ -223,3 +223,13 @@ def test_stages_and_soft_routing_knobs(viewer_and_widget):
     want = segment(widget.jungle, image, soft=0.2)[0]
     np.testing.assert_array_equal(viewer.layers["texture segmentation"].data, want)
     assert np.mean(want == truth) > 0.8
+    widget.prior.value = 1.0  # the rare-classes knob: labels by probability / share
+    more = scribbles.data.copy()
+    more[::3][truth[::3] == 1] = 1  # class 1 painted far more: class 2 is the rarer
+    scribbles.data = more
+    widget.train()
+    widget.wait()
+    assert errors == []
+    want = segment(widget.jungle, image, soft=0.2, prior_power=1.0)[0]
+    np.testing.assert_array_equal(viewer.layers["texture segmentation"].data, want)
+    assert not np.array_equal(want, segment(widget.jungle, image, soft=0.2)[0])
