@@ -13,7 +13,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Integral, Interval, RealNotInt, StrOptions
+from .._validation import Integral, Interval, Real, RealNotInt, StrOptions
 from ..features import Samples, TabularFeatures
 from ._criterion import CRITERIA, criterion_code
 from ._baselines import GROWTHS
@@ -43,6 +43,7 @@ class JungleBase(BaseEstimator):
         "search": [StrOptions(SEARCHES)],
         "growth": [StrOptions(GROWTHS)],
         "max_nodes": [Interval(Integral, 1, None, closed="left"), None],
+        "prior_power": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
     }
 
@@ -130,6 +131,12 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         With ``growth='priority'``: a tree stops growing when it holds this many nodes.
     bootstrap : bool
         Train each DAG on a bootstrap sample (multiplicities as integer weights).
+    prior_power : float
+        ``predict`` gives the class of the largest ``probability / share ** prior_power``,
+        where ``share`` is the class's share of the training rows (kept as
+        ``jungle_.metadata['class_shares']``): 0 the most probable class (the best
+        accuracy), 1 the class frequencies divided out (balanced recall), values between
+        part of the way. ``predict_proba`` is not changed.
     random_state : int, RandomState or None
         The same value, data and parameters give a bit-identical model whatever the
         number of threads.
@@ -169,7 +176,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
                  min_samples_split=2, min_samples_leaf=1, criterion="entropy",
                  n_candidate_features="sqrt", n_thresholds=32, lsearch_steps=250,
                  search="lsearch", growth="jungle", max_nodes=None, bootstrap=False,
-                 random_state=None):
+                 prior_power=0.0, random_state=None):
         self.n_estimators = n_estimators
         self.max_width = max_width
         self.schedule = schedule
@@ -184,6 +191,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         self.growth = growth
         self.max_nodes = max_nodes
         self.bootstrap = bootstrap
+        self.prior_power = prior_power
         self.random_state = random_state
 
     def _n_candidates(self, n_features: int) -> int:
@@ -224,7 +232,9 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         entries = (bootstrap(n, self.n_estimators, seed) if self.bootstrap
                    else every_sample(n, self.n_estimators))
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family, entries, params)
-        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(), {"seed": seed})
+        shares = np.bincount(y_index, minlength=len(self.classes_)) / n
+        self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(),
+                              {"seed": seed, "class_shares": [float(v) for v in shares]})
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
         return self
@@ -246,7 +256,8 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         return self.jungle_.predict_proba(store, samples)
 
     def predict(self, X: ArrayLike) -> np.ndarray:
-        """Most probable class of each row.
+        """Most probable class of each row (with ``prior_power``, weighed by the class
+        shares).
 
         Parameters
         ----------
@@ -257,4 +268,4 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         ndarray of shape (n_samples,)
         """
         proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return self.classes_[self.jungle_.label_indices(proba, axis=1)]

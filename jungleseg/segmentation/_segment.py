@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 from .._validation import Integral, Interval, Real, check_params
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
+from ..jungle._classes import JungleBase
 from ._context import chain_input, chain_margin, input_stage
 from ._input import checked_image
 from ._smoothing import (
@@ -26,7 +27,7 @@ SEGMENTATION_CONSTRAINTS = {
     "background": [Interval(Integral, 0, 65535, closed="both")],
     "soft": [Interval(Real, 0, 1e6, closed="both")],
     "soft_epsilon": [Interval(Real, 0, 1, closed="left")],
-    "prior_power": [Interval(Real, 0, 1, closed="both")],
+    "prior_power": JungleBase._parameter_constraints["prior_power"],
 }
 
 

@@ -130,10 +130,31 @@ def test_accuracy_on_iris():
     assert clf.score(X[te], y[te]) >= 0.9
 
 
+def test_prior_power_balances_recall_on_imbalanced_classes():
+    from sklearn.metrics import balanced_accuracy_score
+
+    X, y = make_classification(3000, n_features=8, n_informative=3, weights=[0.9, 0.1],
+                               flip_y=0.05, random_state=0)
+    tr, te = slice(0, 2000), slice(2000, None)
+    plain = JungleClassifier(n_estimators=4, max_width=16, max_depth=8, random_state=0)
+    weighed = JungleClassifier(n_estimators=4, max_width=16, max_depth=8, prior_power=1.0,
+                               random_state=0)
+    plain.fit(X[tr], y[tr])
+    weighed.fit(X[tr], y[tr])
+    shares = np.bincount(y[tr]) / 2000
+    np.testing.assert_allclose(weighed.jungle_.metadata["class_shares"], shares)
+    proba = weighed.predict_proba(X[te])
+    assert proba.tobytes() == plain.predict_proba(X[te]).tobytes()  # the same DAGs
+    np.testing.assert_array_equal(weighed.predict(X[te]),
+                                  np.argmax(proba / shares.astype(np.float32), axis=1))
+    assert (balanced_accuracy_score(y[te], weighed.predict(X[te]))
+            > balanced_accuracy_score(y[te], plain.predict(X[te])) + 0.02)
+
+
 @pytest.mark.parametrize("param, value", [
     ("n_estimators", 0), ("max_width", 1), ("schedule", "linear"), ("criterion", "mse"),
     ("search", "annealing"), ("n_candidate_features", "log3"), ("min_samples_leaf", 0),
-    ("n_thresholds", 0), ("growth", "bushy"), ("max_nodes", 0),
+    ("n_thresholds", 0), ("growth", "bushy"), ("max_nodes", 0), ("prior_power", 1.5),
 ])
 def test_bad_parameters_are_named(data, param, value):
     X, y = data
