@@ -196,12 +196,13 @@ class Jungle:
                        epsilon: float | None = None, counts: dict | None = None
                        ) -> tuple[np.ndarray, np.ndarray | None]:
         """Class indices of the listed pixels of one image (flat ``row * width + col``,
-        all pixels by default; as :meth:`label_indices` picks them), and with ``probabilities`` the (H * W, n_classes) float32
-        probabilities, zero at pixels not listed; without, no per-class array is made
-        (the labels are the same). Probes are read at fixed steps where the store's
-        border allows it (same result, faster). ``soft`` and ``epsilon``: soft routing
-        (see :meth:`soft_routing`; 0 routes hard). ``counts``, if given, receives
-        ``visits``, the split nodes evaluated, and ``pixels``."""
+        all pixels by default; as :meth:`label_indices` picks them), and with
+        ``probabilities`` the (H * W, n_classes) float32 probabilities, zero at pixels not
+        listed; without, no per-class array is made (the labels are the same). Probes
+        are read at fixed steps where the store's border allows it (same result,
+        faster). ``soft`` and ``epsilon``: soft routing (see :meth:`soft_routing`; 0
+        routes hard). ``counts``, if given, receives ``visits``, the split nodes
+        evaluated, and ``pixels``."""
         self.family.check_store(store)
         if store.ndim == 3:
             raise ValueError("a volume is traversed by predict_volume, not by image")
