@@ -31,7 +31,8 @@ def raises_naming(path_or_source, key: str):
 
 @pytest.mark.parametrize("preset, changes, feature_changes", [
     ("fasseg_context", {"auto_context": 2, "soft": 0.05, "soft_epsilon": 0.03}, {}),
-    ("stanford_context", {"auto_context": 2, "guided_eps": 0.01}, {"orientation": True}),
+    ("stanford_context", {"auto_context": 2, "guided_eps": 0.01, "prior_power": 0.3},
+     {"orientation": True}),
 ])
 def test_context_presets_are_their_benchmark_config_with_only_these_changes(
         preset, changes, feature_changes):
