@@ -13,11 +13,13 @@ splits and on one-class-against-the-rest sets (imbalanced).
     python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg kinect]
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
-    python benchmarks/beyond.py prior    [--data DIR] [--sets stanford fasseg] [--powers 0 0.3]
+    python benchmarks/beyond.py prior    [--data DIR] [--sets stanford fasseg uci] [--powers 0 0.3]
 
 ``prior`` fits each split once and scores its labels at every prior power (labels
-maximising probability / training class share ** power), from one segmentation per image;
-Kinect's prior powers are scored by ``benchmarks/kinect.py --prior-powers``.
+maximising probability / training class share ** power), from one segmentation per image
+(UCI: accuracy and balanced accuracy from one ``predict_proba``); Kinect's prior powers
+are scored by ``benchmarks/kinect.py --prior-powers``. UCI runs take ``jungle.*``
+overrides (JungleClassifier parameters).
 
 ``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py; ``seed=S`` adds S
 to every split's seed, which is otherwise the split's index); ``--quick``
@@ -315,11 +317,36 @@ def run_context(args, overrides) -> None:
             print(_row(f"{name} stages {stages} MEAN", _mean(rows)), flush=True)
 
 
+def _uci_prior(args, overrides) -> None:
+    """UCI sets: accuracy and balanced accuracy of each split's classifier at every prior
+    power, from one ``predict_proba``."""
+    from sklearn.metrics import balanced_accuracy_score
+
+    from jungleseg.segmentation import with_inference
+
+    for name, X, y in _uci_sets(args.data):
+        table = {}
+        for r, (train, test) in enumerate(paper_splits(len(y), args.repeats)):
+            clf = _uci_classifier(overrides, random_state=r).fit(X[train], y[train])
+            proba = clf.predict_proba(X[test])
+            for power in args.powers:
+                chosen = with_inference(clf.jungle_, prior_power=power).label_indices(proba)
+                pred = clf.classes_[chosen]
+                table.setdefault(power, []).append(
+                    (np.mean(pred == y[test]), balanced_accuracy_score(y[test], pred)))
+        for power, rows in table.items():
+            accuracy, balanced = np.mean(rows, axis=0)
+            print(f"{name:18s} prior power {power:<4}  acc {100 * accuracy:6.2f} balanced "
+                  f"{100 * balanced:6.2f}", flush=True)
+
+
 def run_prior(args, overrides) -> None:
     for name in args.sets:
-        if name not in ("stanford", "fasseg"):
-            raise SystemExit(f"prior scores stanford and fasseg; for {name} see kinect.py "
-                             "--prior-powers" if name == "kinect" else f"prior: not {name}")
+        if name == "uci":
+            _uci_prior(args, overrides)
+            continue
+        if name == "kinect":
+            raise SystemExit("prior: for kinect see benchmarks/kinect.py --prior-powers")
         config, splits = _folds(name, args.data, args.folds, args.quick, args.held_back)
         table = {}
         for f, (train, test) in enumerate(splits):
@@ -354,6 +381,17 @@ def _uci_sets(data):
         yield f"{name}-1vr({rare})", X, (y == rare).astype(int)
 
 
+def _uci_classifier(overrides: dict, **params) -> JungleClassifier:
+    """The UCI comparisons' classifier (8 DAGs, M = 128) with ``params`` and the
+    ``jungle.*`` overrides; SystemExit for overrides a classifier does not take."""
+    other = [k for k in overrides if not k.startswith("jungle.") and k != "seed"]
+    if other:
+        raise SystemExit(f"UCI runs take jungle.* overrides only, not {', '.join(other)}")
+    return JungleClassifier(**{"n_estimators": 8, "max_width": 128, **params,
+                               **{k[len("jungle."):]: v for k, v in overrides.items()
+                                  if k.startswith("jungle.")}})
+
+
 def run_criteria(args, overrides) -> None:
     from sklearn.metrics import balanced_accuracy_score, log_loss
 
@@ -363,13 +401,12 @@ def run_criteria(args, overrides) -> None:
             for criterion in criteria:
                 rows = []
                 for r, (train, test) in enumerate(paper_splits(len(y), args.repeats)):
-                    clf = JungleClassifier(8, max_width=128, criterion=criterion,
-                                           random_state=r)
+                    clf = _uci_classifier(overrides, criterion=criterion, random_state=r)
                     start = time.perf_counter()
                     clf.fit(X[train], y[train])
                     fit_s = time.perf_counter() - start
                     proba = clf.predict_proba(X[test])
-                    pred = clf.classes_[np.argmax(proba, axis=1)]
+                    pred = clf.predict(X[test])
                     rows.append({"accuracy": float(np.mean(pred == y[test])),
                                  "balanced": balanced_accuracy_score(y[test], pred),
                                  "log_loss": log_loss(y[test], np.clip(proba, 1e-6, 1),
