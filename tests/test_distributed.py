@@ -331,3 +331,11 @@ def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path)
     assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
     assert np.array_equal(read_labels(tmp_path / "one.png"),
                           segment(seg.jungle_, images[5], probabilities=False)[0])
+    # the inference overrides reach both kinds of task
+    weighed = jd.segment_files(client, model, pairs[:2], large=1000, inference=(None, None, 1))
+    assert weighed == results[:2]
+    whole = segment(seg.jungle_, big, probabilities=False, prior_power=1)[0]
+    assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
+    one = segment(seg.jungle_, images[5], probabilities=False, prior_power=1)[0]
+    assert np.array_equal(read_labels(tmp_path / "one.png"), one)
+    assert not np.array_equal(one, segment(seg.jungle_, images[5], probabilities=False)[0])
