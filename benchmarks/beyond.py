@@ -135,6 +135,7 @@ def judge(jungle, test, ignore=(255,), **routing) -> dict:
     s = scores(confusion_matrix(labels, [o[0] for o in out], jungle.classes, ignore))
     pixels = sum(lab.size for lab in labels)
     return {"jaccard": s.mean_jaccard, "accuracy": s.pixel_accuracy,
+            "balanced": s.mean_class_accuracy,
             **probability_scores(labels, [o[1] for o in out], jungle.classes, ignore),
             "segment_s": seconds, "mpx_s": pixels / seconds / 1e6}
 
@@ -218,11 +219,12 @@ def traversal(jungle, test, settings, n: int = 4, repeats: int = 3) -> list[tupl
 
 
 def _row(prefix: str, r: dict) -> str:
-    return (f"{prefix} J {r['jaccard']:.3f} acc {100 * r['accuracy']:5.1f} % "
+    balanced = f"balanced {100 * r['balanced']:5.1f} % " if "balanced" in r else ""
+    return (f"{prefix} J {r['jaccard']:.3f} acc {100 * r['accuracy']:5.1f} % {balanced}"
             f"logloss {r['log_loss']:.3f} brier {r['brier']:.3f} "
             + " ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
                        for k, v in r.items()
-                       if k not in ("jaccard", "accuracy", "log_loss", "brier")))
+                       if k not in ("jaccard", "accuracy", "balanced", "log_loss", "brier")))
 
 
 def _mean(rows: list[dict]) -> dict:
