@@ -28,12 +28,13 @@ def scores_by_prior_power(jungle, images, labels, powers, ignore=(255,)) -> dict
     from jungleseg import confusion_matrix, scores, segment
     from jungleseg.segmentation import with_inference
 
+    weighed = {power: with_inference(jungle, prior_power=power) for power in powers}
     matrices = dict.fromkeys(powers, 0)
     for image, truth in zip(images, labels):
         plain, proba = segment(jungle, image)
         has_probabilities = proba.any(axis=2)
         for power in powers:
-            chosen = with_inference(jungle, prior_power=power).label_indices(proba, axis=2)
+            chosen = weighed[power].label_indices(proba, axis=2)
             labelled = np.where(has_probabilities, jungle.classes[chosen], plain)
             matrices[power] = matrices[power] + confusion_matrix(
                 [truth], [labelled], jungle.classes, ignore)
