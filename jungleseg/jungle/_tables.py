@@ -49,12 +49,17 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
     (weights ``wl[t]``) and the parent histogram (both may be restricted to the classes
     the parent holds). Writes each threshold's cost ``g(left) + g(right)`` (inf when a
     side keeps fewer than ``min_leaf`` samples) to ``costs``; returns the best (t, cost),
-    or (-1, inf)."""
+    or (-1, inf). Counts are not negative, so a threshold whose left weight equals the
+    previous one's has the same left histogram, hence the same cost: it is copied, not
+    computed again (no sample between two thresholds; many, on few distinct values)."""
     w_parent = parent.sum()
     best = np.inf
     best_t = -1
     for t in range(wl.shape[0]):
         w = wl[t]
+        if t > 0 and w == wl[t - 1]:
+            costs[t] = costs[t - 1]  # not better than the best so far: it was compared
+            continue
         costs[t] = np.inf
         if w < min_leaf or w_parent - w < min_leaf:
             continue

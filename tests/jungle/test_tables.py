@@ -13,7 +13,7 @@ from jungleseg._rng import derive, next_below, next_uniform
 from jungleseg.features import ColourFeatures, DepthFeatures, Samples, TabularFeatures
 from jungleseg.features._kernels import response
 from jungleseg.jungle import _tables
-from jungleseg.jungle._criterion import make_phi_table
+from jungleseg.jungle._criterion import CRITERIA, hist_cost, make_phi_table
 from jungleseg.jungle._grow import draw_all, group_by_node, node_histograms, route
 from jungleseg.jungle._tables import THRESHOLD_STREAM, best_threshold, split_tables
 
@@ -79,6 +79,29 @@ def reference_tables(nodes, order, start, entry_sample, entry_weight, samples, s
             wl[i, k, :count] = w_left
             tree_cost[i, k, :count] = costs
     return thresholds, table, wl, tree_cost, cand_t, cand_cost
+
+
+@pytest.mark.parametrize("criterion", sorted(set(CRITERIA.values())))
+@pytest.mark.parametrize("seed", range(3))
+def test_best_threshold_equals_every_threshold_costed_from_scratch(criterion, seed):
+    """Costs of thresholds with the left weight of the one before (copied, not computed)
+    equal those computed from their histograms; the best is the first of least cost."""
+    rng = np.random.default_rng(seed)
+    n_t, n_classes, min_leaf = 24, 5, 3
+    bins = rng.integers(0, 3, (n_t, n_classes)) * (rng.random((n_t, 1)) < 0.4)  # empty bins
+    left = np.cumsum(bins, axis=0)
+    parent = left[-1] + rng.integers(0, 4, n_classes)
+    wl = left.sum(axis=1)
+    assert (np.diff(wl) == 0).any()
+    phi = make_phi_table(int(parent.sum()) + 1, criterion)
+    costs = np.empty(n_t)
+    t, cost = best_threshold(left, wl, parent, min_leaf, phi, criterion, costs)
+    expected = np.array([hist_cost(left[q], phi, criterion)
+                         + hist_cost(parent - left[q], phi, criterion)
+                         if min_leaf <= wl[q] <= parent.sum() - min_leaf else np.inf
+                         for q in range(n_t)])
+    np.testing.assert_array_equal(costs, expected)
+    assert t == int(np.argmin(expected)) and cost == expected.min()
 
 
 def random_level(store, samples, family, n_dags, n_nodes, n_candidates, seed, weights=False):
