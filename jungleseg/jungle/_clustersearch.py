@@ -33,7 +33,8 @@ import numpy as np
 from numba import njit
 
 from ._criterion import GINI
-from ._lsearch import _REL_GAIN, _move, branch_step, class_support, greedy_init, split_step
+from ._lsearch import (_REL_GAIN, _move, branch_step, class_support, greedy_init, scan_orders,
+                       split_step)
 
 #: Lloyd iterations (and rounds of exact moves) per clustering at most.
 MAX_ITERATIONS = 100
@@ -247,16 +248,14 @@ def clustersearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_round
                     criterion, trace, at)
     rounds = 1
     if alternate:
-        cand_order = np.empty((n, wl.shape[1] * wl.shape[2]), np.int64)
-        for i in range(n):
-            cand_order[i] = np.argsort(tree_cost[i].ravel(), kind="mergesort")
+        cand_order, n_scan = scan_orders(tree_cost, wl)
         while rounds < max_rounds:
             changed = 0
             for i in range(n):
                 k0 = k[i]
                 t0 = t[i]
-                split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l, r,
-                           L, H, nH, S, f, phi_table, criterion)
+                split_step(i, table, wl, tree_cost, cand_order, n_scan, P, wP, supp, nsupp, k,
+                           t, l, r, L, H, nH, S, f, phi_table, criterion)
                 if k[i] != k0 or t[i] != t0:
                     changed += 1
             at = _record(trace, at, f.sum())

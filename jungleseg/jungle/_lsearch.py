@@ -25,7 +25,6 @@ from numba import njit
 
 from .._rng import next_below
 from ._criterion import g_of, phi
-from ._radix import radix_sort, sortable_key
 
 # A move must gain more than this fraction of the costs it compares: rounding cannot
 # then make two equivalent states each look better than the other (a move cycle).
@@ -108,9 +107,10 @@ def _split_cost(i, kk, tt, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP, sp,
 
 
 @njit(cache=True)
-def split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l, r, L, H, nH,
-               S, f, phi_table, criterion):
-    """Give parent i the split that minimises its children's cost, edges fixed.
+def split_step(i, table, wl, tree_cost, cand_order, n_scan, P, wP, supp, nsupp, k, t, l, r, L,
+               H, nH, S, f, phi_table, criterion):
+    """Give parent i the split that minimises its children's cost, edges fixed, scanning
+    its candidates ``cand_order[i, :n_scan[i]]`` (:func:`scan_orders`).
 
     Returns the change of the objective (<= 0 up to rounding); 0 when nothing changed.
     """
@@ -140,11 +140,12 @@ def split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l,
     best = _split_cost(i, best_k, best_t, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP,
                        sp, ns, L, H, phi_table, criterion)
     n_t = wl.shape[2]
-    for idx in cand_order[i]:
+    for q in range(n_scan[i]):
+        idx = cand_order[i, q]
         kk = idx // n_t
         tt = idx % n_t
         if not bound + tree_cost[i, kk, tt] < best:
-            break  # sorted: no later candidate can do better (inf marks invalid ones)
+            break  # sorted: no later candidate can do better
         cost = _split_cost(i, kk, tt, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP,
                            sp, ns, L, H, phi_table, criterion)
         if cost < best - _REL_GAIN * (1.0 + abs(best)):
@@ -199,16 +200,44 @@ def branch_step(i, side, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
 
 
 @njit(cache=True)
-def stable_order(values, order, keys, spare_keys, spare, counts):
-    """``order`` = ``np.argsort(values, kind="stable")`` for float64 values without NaN
-    (:func:`._radix.radix_sort` of their bits); 0 and -0 are equal here too (keys of
-    ``value + 0.0``), so equal costs keep their index order."""
-    n = values.shape[0]
-    bits = (values + 0.0).view(np.uint64)
+def scan_order(tree_cost, wl, order, values, index):
+    """The candidates (``k * T + t``) a split step of one parent scans, by increasing tree
+    cost, equal costs in index order (a stable sort): ``order[:n]``; returns n.
+
+    Left out, since scanning them could change nothing: invalid candidates (inf cost),
+    and a threshold whose left weight equals the previous threshold's of the same
+    candidate. No sample lies between the two, so their left histograms, tree costs and
+    split costs are equal, and the first of them is scanned before it (on few distinct
+    values, most thresholds are such repeats). ``values`` and ``index`` are scratch as
+    long as ``order``."""
+    n_t = wl.shape[1]
+    n = 0
+    for kk in range(wl.shape[0]):
+        for tt in range(n_t):
+            cost = tree_cost[kk, tt]
+            if cost == np.inf or (tt > 0 and wl[kk, tt] == wl[kk, tt - 1]):
+                continue
+            index[n] = kk * n_t + tt
+            values[n] = cost
+            n += 1
+    rank = np.argsort(values[:n], kind="mergesort")
     for q in range(n):
-        keys[q] = sortable_key(bits[q], 64)
-        order[q] = q
-    radix_sort(keys[:n], spare_keys[:n], order, spare[:n], counts, 64)
+        order[q] = index[rank[q]]
+    return n
+
+
+@njit(cache=True)
+def scan_orders(tree_cost, wl):
+    """:func:`scan_order` of every parent: (order, n_scan), parent i scanning
+    ``order[i, :n_scan[i]]``."""
+    n, n_k, n_t = wl.shape
+    order = np.empty((n, n_k * n_t), np.int64)
+    n_scan = np.empty(n, np.int64)
+    values = np.empty(n_k * n_t)
+    index = np.empty(n_k * n_t, np.int64)
+    for i in range(n):
+        n_scan[i] = scan_order(tree_cost[i], wl[i], order[i], values, index)
+    return order, n_scan
 
 
 @njit(cache=True)
@@ -272,14 +301,7 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
     for i in range(n):
         wP[i] = P[i].sum()
     supp, nsupp = class_support(P)
-    m = wl.shape[1] * wl.shape[2]
-    cand_order = np.empty((n, m), np.int64)
-    keys = np.empty(m, np.uint64)
-    spare_keys = np.empty(m, np.uint64)
-    spare = np.empty(m, np.int64)
-    counts = np.empty(256, np.int64)
-    for i in range(n):
-        stable_order(tree_cost[i].ravel(), cand_order[i], keys, spare_keys, spare, counts)
+    cand_order, n_scan = scan_orders(tree_cost, wl)
     k = best_k.copy()
     t = best_t.copy()
     l, r, L, H, nH, S, f = greedy_init(table, wl, P, wP, supp, nsupp, k, t, n_children,
@@ -308,8 +330,8 @@ def lsearch(table, wl, tree_cost, P, best_k, best_t, n_children, max_sweeps, sto
                 and split_seen[i, 2] == version[a] and split_seen[i, 3] == version[b]):
             k0 = k[i]
             t0 = t[i]
-            d += split_step(i, table, wl, tree_cost, cand_order, P, wP, supp, nsupp, k, t, l,
-                            r, L, H, nH, S, f, phi_table, criterion)
+            d += split_step(i, table, wl, tree_cost, cand_order, n_scan, P, wP, supp, nsupp,
+                            k, t, l, r, L, H, nH, S, f, phi_table, criterion)
             if k[i] != k0 or t[i] != t0:
                 version[a] += 1
                 version[b] += 1

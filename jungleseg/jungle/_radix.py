@@ -1,10 +1,10 @@
-"""One stable radix sort for the trainer's short sorts: a threshold subsample's float32
-responses (:mod:`._tables`) and a parent's float64 tree costs (:mod:`._lsearch`).
+"""The radix sort of the trainer's many short sorts: a threshold subsample's float32
+responses (:mod:`._tables`).
 
 Floats are sorted by their bits made order-preserving: a negative value's bits flipped
 whole, a positive value's sign bit set. Then 8 bits a pass, least significant first,
 skipping passes where every key has the same digit. On a few hundred values this is
-several times faster than a comparison sort, and it is stable. 0 and -0 are the only
+several times faster than a comparison sort. 0 and -0 are the only
 equal values with different keys; -0 sorts first, which no threshold or cost can tell
 apart.
 """
@@ -34,21 +34,19 @@ def float_of_key(key: np.uint64, n_bits: int) -> np.uint64:
 
 
 @njit(cache=True, nogil=True)
-def radix_sort(keys, spare, order, spare_order, counts, n_bits):
-    """Sort the uint64 ``keys`` (whose set bits are among the low ``n_bits``) stably, and
-    carry ``order`` along unless it is empty. ``spare`` and ``spare_order`` are work
-    arrays as long as ``keys`` and ``order``, ``counts`` one of 256. The sorted keys and
-    order end up in ``keys`` and ``order``."""
+def radix_sort(keys, spare, counts, n_bits):
+    """Sort the uint64 ``keys`` (whose set bits are among the low ``n_bits``). ``spare`` is
+    a work array as long as ``keys``, ``counts`` one of 256. The sorted keys end up in
+    ``keys``."""
     n = keys.shape[0]
-    carry = order.shape[0] > 0
-    src_k, dst_k, src, dst = keys, spare, order, spare_order
+    src, dst = keys, spare
     moved = 0
     for shift in range(0, n_bits, 8):
         sh = np.uint64(shift)
         counts[:] = 0
         for q in range(n):
-            counts[(src_k[q] >> sh) & np.uint64(255)] += 1
-        if counts[(src_k[0] >> sh) & np.uint64(255)] == n:
+            counts[(src[q] >> sh) & np.uint64(255)] += 1
+        if counts[(src[0] >> sh) & np.uint64(255)] == n:
             continue  # every key has this digit: nothing moves
         moved += 1
         acc = 0
@@ -57,14 +55,9 @@ def radix_sort(keys, spare, order, spare_order, counts, n_bits):
             counts[b] = acc
             acc += c
         for q in range(n):
-            d = (src_k[q] >> sh) & np.uint64(255)
-            dst_k[counts[d]] = src_k[q]
-            if carry:
-                dst[counts[d]] = src[q]
+            d = (src[q] >> sh) & np.uint64(255)
+            dst[counts[d]] = src[q]
             counts[d] += 1
-        src_k, dst_k = dst_k, src_k
         src, dst = dst, src
     if moved % 2:
-        keys[:] = src_k
-        if carry:
-            order[:] = src
+        keys[:] = src

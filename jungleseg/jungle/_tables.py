@@ -78,13 +78,13 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
 
 
 @njit(cache=True, inline="always")
-def _sort(values, keys, spare, no_order, counts):
+def _sort(values, keys, spare, counts):
     """Sort float32 ``values`` in place (:func:`._radix.radix_sort` of their bits)."""
     n = values.shape[0]
     bits = values.view(np.uint32)
     for q in range(n):
         keys[q] = sortable_key(np.uint64(bits[q]), 32)
-    radix_sort(keys[:n], spare[:n], no_order, no_order, counts, 32)
+    radix_sort(keys[:n], spare[:n], counts, 32)
     for q in range(n):
         bits[q] = np.uint32(float_of_key(keys[q], 32))
 
@@ -242,7 +242,6 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
         sub_buf = np.empty(n_cand * n_sub, np.float32)
         keys = np.empty(n_sub, np.uint64)
         spare = np.empty(n_sub, np.uint64)
-        no_order = np.empty(0, np.int64)
         digit_counts = np.empty(256, np.int64)
         scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
         column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
@@ -268,7 +267,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                         subs[k * m + q] = values[val_off[i] + q * n_k + k]
             for k in range(n_k):
                 sub = subs[k * m:(k + 1) * m]
-                _sort(sub, keys, spare, no_order, digit_counts)
+                _sort(sub, keys, spare, digit_counts)
                 if sub[0] == sub[m - 1]:
                     continue  # constant on the subsample: no useful threshold
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)

@@ -54,15 +54,16 @@ def initial_state(table, wl, P, n_children, phi, criterion):
     k, t = best_k.copy(), best_t.copy()
     l, r, L, H, nH, S, f = _lsearch.greedy_init(table, wl, P, wP, supp, nsupp, k, t,
                                                 n_children, phi, criterion)
-    order = np.stack([np.argsort(costs[i].ravel(), kind="mergesort") for i in range(len(P))])
-    return dict(table=table, wl=wl, tree_cost=costs, cand_order=order, P=P, wP=wP, supp=supp,
-                nsupp=nsupp, k=k, t=t, l=l, r=r, L=L, H=H, nH=nH, S=S, f=f)
+    order, n_scan = _lsearch.scan_orders(costs, wl)
+    return dict(table=table, wl=wl, tree_cost=costs, cand_order=order, n_scan=n_scan, P=P, wP=wP,
+                supp=supp, nsupp=nsupp, k=k, t=t, l=l, r=r, L=L, H=H, nH=nH, S=S, f=f)
 
 
 def call_split(i, s, phi, criterion):
-    return _lsearch.split_step(i, s["table"], s["wl"], s["tree_cost"], s["cand_order"], s["P"],
-                               s["wP"], s["supp"], s["nsupp"], s["k"], s["t"], s["l"], s["r"],
-                               s["L"], s["H"], s["nH"], s["S"], s["f"], phi, criterion)
+    return _lsearch.split_step(i, s["table"], s["wl"], s["tree_cost"], s["cand_order"],
+                               s["n_scan"], s["P"], s["wP"], s["supp"], s["nsupp"], s["k"],
+                               s["t"], s["l"], s["r"], s["L"], s["H"], s["nH"], s["S"], s["f"],
+                               phi, criterion)
 
 
 def call_branch(i, side, s, phi, criterion):
@@ -144,6 +145,51 @@ def test_branch_step_picks_best_child_by_brute_force(criterion, seed):
             ref = objective_from_scratch(table, P, s["k"], s["t"], s["l"], s["r"], n_children,
                                          phi, criterion)
             assert s["f"].sum() == pytest.approx(ref, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_order_is_stable_cost_order_without_invalid_or_repeated_thresholds(seed):
+    rng = np.random.default_rng(300 + seed)
+    table, wl, P = make_level(rng, n_parents=8, n_cand=3, n_thr=6, size=(3, 12))
+    phi = make_phi_table(int(P.sum()), ENTROPY)
+    costs, _, _ = tree_costs(table, wl, P, phi, ENTROPY, min_leaf=2)
+    order, n_scan = _lsearch.scan_orders(costs, wl)
+    repeats = 0
+    for i in range(len(P)):
+        flat = costs[i].ravel()
+        repeated = np.zeros_like(wl[i], bool)
+        repeated[:, 1:] = wl[i, :, 1:] == wl[i, :, :-1]
+        repeats += repeated.sum()
+        keep = np.isfinite(flat) & ~repeated.ravel()
+        expected = np.argsort(flat, kind="stable")
+        np.testing.assert_array_equal(order[i, :n_scan[i]], expected[keep[expected]])
+    assert repeats > 0 and np.isinf(costs).any()  # both kinds were left out somewhere
+
+
+@pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
+@pytest.mark.parametrize("seed", range(4))
+def test_split_steps_on_the_scan_order_equal_steps_over_every_candidate(criterion, seed):
+    """Leaving invalid and repeated thresholds out of the scan changes no step."""
+    rng = np.random.default_rng(400 + seed)
+    table, wl, P = make_level(rng, n_parents=9, n_cand=3, n_thr=8, size=(4, 16))
+    phi = make_phi_table(int(P.sum()), criterion)
+    pruned = initial_state(table, wl, P, 6, phi, criterion)
+    full = {name: a.copy() for name, a in pruned.items()}
+    m = wl.shape[1] * wl.shape[2]
+    full["cand_order"] = np.stack([np.argsort(c.ravel(), kind="stable")
+                                   for c in full["tree_cost"]])
+    full["n_scan"] = np.full(len(P), m)
+    assert (pruned["n_scan"] < m).any()
+    for sweep in range(3):
+        for i in range(len(P)):
+            d_pruned = call_split(i, pruned, phi, criterion)
+            d_full = call_split(i, full, phi, criterion)
+            assert d_pruned == d_full
+            for side in range(2):
+                call_branch(i, side, pruned, phi, criterion)
+                call_branch(i, side, full, phi, criterion)
+            for name in ("k", "t", "l", "r", "H", "f"):
+                np.testing.assert_array_equal(pruned[name], full[name])
 
 
 @pytest.mark.parametrize("criterion", [ENTROPY, GINI, HELLINGER])
