@@ -89,6 +89,20 @@ def _sort(values, keys, spare, counts):
         bits[q] = np.uint32(float_of_key(keys[q], 32))
 
 
+@njit(cache=True, inline="always")
+def _insertion_sort(values):
+    """Sort ``values`` in place by insertion: one pass when they are already in order, as
+    the stratified draws nearly always are (rounding can put two neighbours out of
+    order)."""
+    for q in range(1, values.shape[0]):
+        v = values[q]
+        p = q
+        while p > 0 and values[p - 1] > v:
+            values[p] = values[p - 1]
+            p -= 1
+        values[p] = v
+
+
 @njit(cache=True)
 def _columns(P, i, column, classes):
     """The classes node i holds (``classes[:ns]``) and each class's compact column."""
@@ -280,7 +294,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                     x = (tt + u) / n_t_k * (m - 1)
                     j = min(int(x), m - 2)
                     thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
-                thr.sort()
+                _insertion_sort(thr)
                 n_thr[i, k] = n_t_k
             if not count:
                 continue

@@ -1,8 +1,9 @@
-"""The trainer's radix sort: float32 subsamples sorted in place, against NumPy."""
+"""The trainer's sorts: float32 subsamples (radix) and drawn thresholds (insertion), in
+place, against NumPy."""
 import numpy as np
 import pytest
 
-from jungleseg.jungle._tables import _sort
+from jungleseg.jungle._tables import _insertion_sort, _sort
 
 
 def _cases(rng, dtype):
@@ -24,3 +25,14 @@ def test_sort_of_float32_subsamples_equals_numpy(seed):
         np.testing.assert_array_equal(got, np.sort(values))
         negative_zero = np.signbit(got[got == 0]).astype(int)
         assert np.all(np.diff(negative_zero) <= 0)  # -0 before 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_insertion_sort_of_drawn_thresholds_equals_numpy(seed):
+    rng = np.random.default_rng(seed)
+    drawn = np.sort(rng.normal(size=32)).astype(np.float32)
+    drawn[[5, 6]] = drawn[[6, 5]]  # rounding's rare neighbours out of order
+    for values in (drawn, rng.normal(size=40).astype(np.float32), drawn[:1]):
+        got = values.copy()
+        _insertion_sort(got)
+        np.testing.assert_array_equal(got, np.sort(values))
