@@ -15,7 +15,9 @@ passed in has at least one valid candidate.
 Both objectives are concave and positively homogeneous, hence superadditive:
 ``g(a + b) >= g(a) + g(b)``. Two exact prunings follow. A split step scans candidates
 by increasing tree cost and stops once ``g(A) + g(B) + tree_cost`` (a lower bound of
-the cost with the children's other contents A, B) reaches the best found. A branch
+the cost with the children's other contents A, B) reaches the best found; it never
+scans invalid candidates, nor a threshold that leaves the same samples left as the one
+before it (:func:`scan_order`). A branch
 step skips an edge whose child costs no more with it than without it plus its own
 cost, since no other child can do better than that. Steps whose inputs have not
 changed since they last changed nothing are skipped as well (see ``lsearch``).
