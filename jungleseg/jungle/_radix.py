@@ -4,9 +4,8 @@ responses (:mod:`._tables`).
 Floats are sorted by their bits made order-preserving: a negative value's bits flipped
 whole, a positive value's sign bit set. Then 8 bits a pass, least significant first,
 skipping passes where every key has the same digit. On a few hundred values this is
-several times faster than a comparison sort. 0 and -0 are the only
-equal values with different keys; -0 sorts first, which no threshold or cost can tell
-apart.
+several times faster than a comparison sort. 0 and -0 are the only equal values with
+different keys; -0 sorts first, which no threshold drawn between them can tell apart.
 """
 import numpy as np
 from numba import njit
