@@ -1,5 +1,5 @@
-"""The radix sort of the trainer's many short sorts: a threshold subsample's float32
-responses (:mod:`._tables`).
+"""The sorts of the trainer's many short arrays (:mod:`._tables`): a threshold subsample's
+float32 responses by radix, and the drawn thresholds by insertion.
 
 Floats are sorted by their bits made order-preserving: a negative value's bits flipped
 whole, a positive value's sign bit set. Then 8 bits a pass, least significant first,
@@ -60,3 +60,29 @@ def radix_sort(keys, spare, counts, n_bits):
         src, dst = dst, src
     if moved % 2:
         keys[:] = src
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sort_float32(values, keys, spare, counts):
+    """Sort float32 ``values`` in place (:func:`radix_sort` of their bits); ``keys`` and
+    ``spare`` are uint64 work arrays at least as long, ``counts`` one of 256."""
+    n = values.shape[0]
+    bits = values.view(np.uint32)
+    for q in range(n):
+        keys[q] = sortable_key(np.uint64(bits[q]), 32)
+    radix_sort(keys[:n], spare[:n], counts, 32)
+    for q in range(n):
+        bits[q] = np.uint32(float_of_key(keys[q], 32))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def insertion_sort(values):
+    """Sort ``values`` in place by insertion: one pass when they are already in order, as
+    drawn thresholds nearly always are (rounding can put two neighbours out of order)."""
+    for q in range(1, values.shape[0]):
+        v = values[q]
+        p = q
+        while p > 0 and values[p - 1] > v:
+            values[p] = values[p - 1]
+            p -= 1
+        values[p] = v

@@ -36,7 +36,7 @@ from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
 from ._criterion import g_of, phi
 from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
                           evaluate_subsamples, split_by_cost, wave_entries)
-from ._radix import float_of_key, radix_sort, sortable_key
+from ._radix import insertion_sort, sort_float32
 
 #: Responses per (node, candidate) among which thresholds are drawn (a power of two).
 THRESHOLD_SUBSAMPLE = 256
@@ -75,32 +75,6 @@ def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
             best = cost
             best_t = t
     return best_t, best
-
-
-@njit(cache=True, inline="always")
-def _sort(values, keys, spare, counts):
-    """Sort float32 ``values`` in place (:func:`._radix.radix_sort` of their bits)."""
-    n = values.shape[0]
-    bits = values.view(np.uint32)
-    for q in range(n):
-        keys[q] = sortable_key(np.uint64(bits[q]), 32)
-    radix_sort(keys[:n], spare[:n], counts, 32)
-    for q in range(n):
-        bits[q] = np.uint32(float_of_key(keys[q], 32))
-
-
-@njit(cache=True, inline="always")
-def _insertion_sort(values):
-    """Sort ``values`` in place by insertion: one pass when they are already in order, as
-    the stratified draws nearly always are (rounding can put two neighbours out of
-    order)."""
-    for q in range(1, values.shape[0]):
-        v = values[q]
-        p = q
-        while p > 0 and values[p - 1] > v:
-            values[p] = values[p - 1]
-            p -= 1
-        values[p] = v
 
 
 @njit(cache=True)
@@ -281,7 +255,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                         subs[k * m + q] = values[val_off[i] + q * n_k + k]
             for k in range(n_k):
                 sub = subs[k * m:(k + 1) * m]
-                _sort(sub, keys, spare, digit_counts)
+                sort_float32(sub, keys, spare, digit_counts)
                 if sub[0] == sub[m - 1]:
                     continue  # constant on the subsample: no useful threshold
                 state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
@@ -294,7 +268,7 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
                     x = (tt + u) / n_t_k * (m - 1)
                     j = min(int(x), m - 2)
                     thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
-                _insertion_sort(thr)
+                insertion_sort(thr)
                 n_thr[i, k] = n_t_k
             if not count:
                 continue

@@ -3,7 +3,7 @@ place, against NumPy."""
 import numpy as np
 import pytest
 
-from jungleseg.jungle._tables import _insertion_sort, _sort
+from jungleseg.jungle._radix import insertion_sort, sort_float32
 
 
 def _cases(rng, dtype):
@@ -21,7 +21,8 @@ def test_sort_of_float32_subsamples_equals_numpy(seed):
     for values in _cases(rng, np.float32):
         n = values.size
         got = values.copy()
-        _sort(got, np.empty(n, np.uint64), np.empty(n, np.uint64), np.empty(256, np.int64))
+        sort_float32(got, np.empty(n, np.uint64), np.empty(n, np.uint64),
+                     np.empty(256, np.int64))
         np.testing.assert_array_equal(got, np.sort(values))
         negative_zero = np.signbit(got[got == 0]).astype(int)
         assert np.all(np.diff(negative_zero) <= 0)  # -0 before 0
@@ -34,5 +35,5 @@ def test_insertion_sort_of_drawn_thresholds_equals_numpy(seed):
     drawn[[5, 6]] = drawn[[6, 5]]  # rounding's rare neighbours out of order
     for values in (drawn, rng.normal(size=40).astype(np.float32), drawn[:1]):
         got = values.copy()
-        _insertion_sort(got)
+        insertion_sort(got)
         np.testing.assert_array_equal(got, np.sort(values))
