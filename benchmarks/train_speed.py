@@ -6,7 +6,8 @@ in the same run, for four workloads.
   config itself now has 9 DAGs, smooths and weighs its labels, for accuracy within 2
   minutes), with 1000 rendered frames x 250 foreground
   pixels per DAG, then frames per second segmenting 300 further frames,
-  labels only and with probabilities;
+  labels only and with probabilities, one at a time (``segment``) and as a stream
+  (``segment_frames``);
 - ``stanford``: configs/stanford.yaml on the training images of Stanford Background fold 0;
 - ``coins``: the napari preset trained on scribbles of the 1024x1024 coins and the whole
   image segmented, as the widget does (``benchmarks/scribbles.py``); then the same again
@@ -177,21 +178,28 @@ def kinect(args, threads):
 
 def frames_per_second(jungle, frames) -> None:
     """Segmentation speed of whole depth frames, labels only and with probabilities, best
-    of three passes (depth conversion, foreground and labelling included)."""
-    from jungleseg import segment
+    of three passes (depth conversion, foreground and labelling included): one frame at a
+    time (``segment``, each frame's traversal on every thread) and as a stream
+    (``segment_frames``, frames on threads at once)."""
+    from jungleseg import segment, segment_frames
 
     segment(jungle, frames[0])
     fg = float(np.mean([np.count_nonzero(f) for f in frames]))
+    ways = {"one at a time": lambda p: [segment(jungle, f, probabilities=p) for f in frames],
+            "as a stream": lambda p: list(segment_frames(jungle, frames, probabilities=p))}
     for probabilities in (False, True):
-        best = np.inf
-        for _ in range(3):
-            start = time.perf_counter()
-            for frame in frames:
-                segment(jungle, frame, probabilities=probabilities)
-            best = min(best, time.perf_counter() - start)
+        rates = {}
+        for way, run in ways.items():
+            best = np.inf
+            for _ in range(3):
+                start = time.perf_counter()
+                run(probabilities)
+                best = min(best, time.perf_counter() - start)
+            rates[way] = len(frames) / best
         what = "with probabilities" if probabilities else "labels only"
         print(f"  segment {len(frames)} frames ({fg:.0f} foreground px), {what}: "
-              f"{len(frames) / best:.0f} frames/s", flush=True)
+              + ", ".join(f"{rate:.0f} frames/s {way}" for way, rate in rates.items()),
+              flush=True)
 
 
 def stanford(args, threads):

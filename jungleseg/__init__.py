@@ -34,6 +34,7 @@ from .segmentation import (
                        guided_smoothing,
                        sample_pixels,
                        segment,
+                       segment_frames,
                        segment_prepared,
                        segment_to,
                        segment_volume,
@@ -46,5 +47,6 @@ __all__ = [
     "Scores", "TabularFeatures", "VolumeFeatures", "__version__", "confusion_matrix",
     "evaluate", "evaluate_jungle", "guided_smoothing", "impurity", "level_width",
     "level_widths", "load_model", "sample_pixels", "save_model", "scores", "segment",
-    "segment_prepared", "segment_to", "segment_volume", "smooth_probabilities", "split_gain",
+    "segment_frames", "segment_prepared", "segment_to", "segment_volume",
+    "smooth_probabilities", "split_gain",
 ]

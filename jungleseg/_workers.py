@@ -18,6 +18,10 @@ Image filters (OpenCV, NumPy) release the GIL, so independent filters of one ima
 Python threads (:func:`thread_map`), as many as Numba may use: one setting bounds both.
 Those threads are kept between calls: starting a pool's threads costs several times what
 handing them work does.
+
+Items too small for a parallel region each, such as the frames of a depth stream, run one
+per Python thread instead (:func:`ordered_map`), each on one Numba thread: no thread is
+woken per item, and results still come in order.
 """
 from __future__ import annotations
 
@@ -25,7 +29,8 @@ import contextlib
 import itertools
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -114,6 +119,40 @@ def thread_map(function: Callable, items: Iterable) -> list:
             if not helper.cancel():  # started: it may hold an item
                 helper.result()
     return results
+
+
+def ordered_map(function: Callable, items: Iterable) -> Iterator:
+    """``function(x)`` for each of ``items`` (any iterable, read as it goes), yielded in
+    order; with Numba's current thread count n above 1, computed on n kept Python threads,
+    each running Numba's kernels on one thread (n x 1 threads in all).
+
+    For many calls each too short to repay a parallel region (waking a thread costs
+    about 0.1 ms), when ``function`` releases the GIL for most of its time (Numba
+    kernels, large NumPy operations). At most 2 n items are in flight, so a stream never
+    waits on its slowest item for long, nor is read far ahead. An exception raised by
+    ``function`` is raised where its item's result would be yielded; items not yet started
+    are then dropped.
+    """
+    n = numba.get_num_threads()
+    if n <= 1:
+        yield from map(function, items)
+        return
+
+    def on_one_thread(x):
+        with threads(1):
+            return function(x)
+
+    pool, pending = _pool(n), deque()
+    try:
+        for x in items:
+            pending.append(pool.submit(on_one_thread, x))
+            if len(pending) >= 2 * n:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def _pool(n: int) -> ThreadPoolExecutor:

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from jungleseg._workers import SERIAL_WORK, _pool, claim, thread_map, threads, workers_for
+from jungleseg._workers import (
+    SERIAL_WORK,
+    _pool,
+    claim,
+    ordered_map,
+    thread_map,
+    threads,
+    workers_for,
+)
 
 
 @njit(parallel=True)
@@ -80,3 +88,52 @@ def test_thread_map_keeps_its_threads_and_never_waits_for_a_helper_that_has_not_
         finally:
             release.set()
             stuck.result()
+
+
+def test_ordered_map_keeps_order_runs_each_item_on_one_numba_thread_and_reads_ahead_little():
+    read = []
+
+    def items():
+        for x in range(12):
+            read.append(x)
+            yield x
+
+    def work(x):
+        time.sleep(0.01 * (x % 3))  # later items may finish first
+        return x * x, numba.get_num_threads(), threading.get_ident()
+
+    for n in (1, 2):
+        if n > numba.config.NUMBA_NUM_THREADS:
+            continue
+        read.clear()
+        with threads(n):
+            stream = ordered_map(work, items())
+            first = next(stream)
+            assert len(read) <= 2 * n  # read only a few items ahead
+            results = [first, *stream]
+        assert [r for r, _, _ in results] == [x * x for x in range(12)]
+        assert {t for _, t, _ in results} == {1}  # n Python threads x 1 Numba thread
+        idents = {i for _, _, i in results}
+        if n == 1:
+            assert idents == {threading.get_ident()}  # on the calling thread
+        else:
+            assert len(idents) == n and threading.get_ident() not in idents
+
+
+def test_ordered_map_raises_where_the_failing_item_comes_and_drops_the_rest():
+    started = []
+
+    def work(x):
+        started.append(x)
+        if x == 3:
+            raise ValueError("item 3 is bad")
+        return x
+
+    with threads(min(2, numba.config.NUMBA_NUM_THREADS)):
+        got = []
+        with pytest.raises(ValueError, match="item 3 is bad"):
+            for x in ordered_map(work, range(100)):
+                got.append(x)
+    assert got == [0, 1, 2]
+    time.sleep(0.05)  # let a started item finish
+    assert max(started) < 10  # the items after the window were never run

@@ -8,6 +8,7 @@ from ._segment import (
     SEGMENTATION_CONSTRAINTS,
     auto_tile,
     segment,
+    segment_frames,
     segment_prepared,
     segment_to,
     with_inference,
@@ -18,5 +19,5 @@ from ._volume import segment_volume
 
 __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "UNIT_SCALE",
            "auto_tile", "checked_image", "guided_smoothing", "sample_pixels", "segment",
-           "segment_prepared", "segment_to", "segment_volume", "smooth_probabilities",
-           "smoothing_reach", "training_values", "with_inference"]
+           "segment_frames", "segment_prepared", "segment_to", "segment_volume",
+           "smooth_probabilities", "smoothing_reach", "training_values", "with_inference"]

@@ -1,4 +1,5 @@
 """segment, segment_prepared and tiling: whole images, tiles and prepared stores agree."""
+import numba
 import numpy as np
 import pytest
 
@@ -9,10 +10,13 @@ from jungleseg import (
     load_model,
     save_model,
     segment,
+    segment_frames,
     segment_prepared,
 )
 from jungleseg.datasets.faces import render_faces
 from jungleseg.datasets.kinect import render_frames
+
+from jungleseg._workers import threads
 
 from .scenes import textured
 
@@ -181,3 +185,36 @@ def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
     np.testing.assert_array_equal(seg.predict(images[0]), segment(loaded, images[0])[0])
     plain = JungleSegmenter(family, **kwargs).fit(images, labels)
     assert not np.array_equal(seg.predict_proba(images[0]), plain.predict_proba(images[0]))
+
+
+def test_segment_frames_equals_segment_frame_by_frame_and_names_a_bad_frame():
+    depth, labels = render_frames(8, seed=3, size=(90, 120))
+    jungle = JungleSegmenter(DepthFeatures(max_offset=0.3, focal_length=107.1),
+                             n_estimators=2, max_depth=8, samples_per_image=300,
+                             random_state=0).fit(list(depth[:4]), list(labels[:4])).jungle_
+    frames = list(depth[4:])
+    for smoothing in (0, 2):
+        for probabilities in (False, True):
+            expected = [segment(jungle, f, smoothing=smoothing, probabilities=probabilities)
+                        for f in frames]
+            for n in {1, min(2, numba.config.NUMBA_NUM_THREADS)}:
+                with threads(n):
+                    got = list(segment_frames(jungle, iter(frames), smoothing=smoothing,
+                                              probabilities=probabilities))
+                assert len(got) == len(frames)
+                for (want_labels, want_proba), (labels_, proba) in zip(expected, got):
+                    np.testing.assert_array_equal(labels_, want_labels)
+                    assert (proba is None) == (not probabilities)
+                    if probabilities:
+                        np.testing.assert_array_equal(proba, want_proba)
+    assert np.unique(expected[0][0]).size > 1  # frames with several parts, not blanks
+
+    bad = frames[:2] + [frames[2].astype(np.uint8)] + frames[3:]
+    stream = segment_frames(jungle, bad, probabilities=False)
+    first = segment(jungle, frames[0], probabilities=False)[0]
+    np.testing.assert_array_equal(next(stream)[0], first)
+    next(stream)
+    with pytest.raises(ValueError, match="^frame 2: an 8-bit depth image"):
+        next(stream)
+    with pytest.raises(ValueError, match="smoothing"):
+        segment_frames(jungle, frames, smoothing=-1)  # settings: before any frame is read
