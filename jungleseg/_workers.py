@@ -31,7 +31,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 from numba import types
@@ -121,7 +121,8 @@ def thread_map(function: Callable, items: Iterable) -> list:
     return results
 
 
-def ordered_map(function: Callable, items: Iterable) -> Iterator:
+def ordered_map(function: Callable, items: Iterable,
+                stop: Callable[[], bool] | None = None) -> Iterator:
     """``function(x)`` for each of ``items`` (any iterable, read as it goes), yielded in
     order; with Numba's current thread count n above 1, computed on n kept Python threads,
     each running Numba's kernels on one thread (n x 1 threads in all).
@@ -129,10 +130,15 @@ def ordered_map(function: Callable, items: Iterable) -> Iterator:
     For many calls each too short to repay a parallel region (waking a thread costs
     about 0.1 ms), when ``function`` releases the GIL for most of its time (Numba
     kernels, large NumPy operations). At most 2 n items are in flight, so a stream never
-    waits on its slowest item for long, nor is read far ahead. An exception raised by
-    ``function`` is raised where its item's result would be yielded; items not yet started
-    are then dropped.
+    waits on its slowest item for long, nor is read far ahead. ``stop``, if given, is
+    asked before each item is read: once it says True no further item is read, and the
+    results of those already begun are still yielded. An exception raised by
+    ``function`` is raised where its item's result would be yielded. When the iteration
+    ends early (an exception, or the caller closing it), items not yet begun are dropped
+    and those running are waited for: nothing goes on in the background.
     """
+    if stop is not None:
+        items = _until(stop, items)
     n = numba.get_num_threads()
     if n <= 1:
         yield from map(function, items)
@@ -153,6 +159,17 @@ def ordered_map(function: Callable, items: Iterable) -> Iterator:
     finally:
         for future in pending:
             future.cancel()
+        wait(pending)
+
+
+def _until(stop: Callable[[], bool], items: Iterable) -> Iterator:
+    """``items`` for as long as ``stop()``, asked before each item is read, says False."""
+    iterator = iter(items)
+    while not stop():
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
 
 
 def _pool(n: int) -> ThreadPoolExecutor:

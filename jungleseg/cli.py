@@ -26,6 +26,8 @@ from ._outputs import writable_folder as _writable_folder
 
 #: Suffix of ``--out`` that names one label file rather than a folder.
 LABEL_SUFFIX = ".png"
+#: Images of at most this many pixels are segmented several at a time (see ``_segmented``).
+SMALL_IMAGE = 1 << 20
 
 
 class Interrupted(Exception):
@@ -197,10 +199,9 @@ def _label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path
 def cmd_segment(args: argparse.Namespace) -> int:
     """Segment image files and folders (volume files with a volume model) with a model;
     write label PNGs (multipage label TIFFs for volumes, or zarr), and probabilities."""
-    from .distributed import connect, segment_file, segment_files
+    from .distributed import connect, segment_files
     from .imageio import image_files
     from .io import load_model
-    from .jungle import ModelError
     from .segmentation import with_inference
 
     jungle = with_inference(load_model(args.model), args.soft, args.soft_epsilon,
@@ -224,19 +225,18 @@ def cmd_segment(args: argparse.Namespace) -> int:
                     _error(_naming(path, ValueError(problem)))
                 failed, pixels = failed + (problem is not None), pixels + n
     bar = _progress(args, len(targets) if client is None else 0, "segmenting")
-    for k, (path, target) in enumerate(targets if client is None else []):
-        _stop_if_interrupted(f"{k - failed} of {len(targets)} images segmented")
-        try:
-            pixels += segment_file(jungle, path, target, args.tile, args.smoothing,
-                                   args.probabilities, budget)
-        except (ValueError, OSError, MemoryError, ModelError) as err:
-            if args.fail_fast:
-                raise
+    local, segmented = (targets if client is None else []), 0
+    for (path, _), (n, err) in zip(local, _segmented(jungle, local, args, budget)):
+        bar.update(1)
+        if err is not None and args.fail_fast:
+            raise err
+        if err is not None:
             failed += 1
             _error(_naming(path, err))
-        finally:
-            bar.update(1)
+        pixels, segmented = pixels + n, segmented + (err is None)
     bar.close()
+    if client is None:
+        _stop_if_interrupted(f"{segmented} of {len(targets)} images segmented")
     seconds = max(time.perf_counter() - start, 1e-9)
     done = len(targets) - failed
     _say(args, f"segmented {done} images ({pixels / seconds / 1e6:.2f} Mpx/s) -> {args.out}")
@@ -244,6 +244,44 @@ def cmd_segment(args: argparse.Namespace) -> int:
         _error(f"{failed} of {len(targets)} images failed (each reported above); "
                f"{done} segmented")
     return 1 if failed else 0
+
+
+def _segmented(jungle, targets: list[tuple[Path, Path]], args, budget: int):
+    """(pixels, None) or (0, error) for each (image file, label file) pair, in order; on
+    Ctrl-C no further file is begun (those begun are finished and reported).
+
+    Once an image of at most :data:`SMALL_IMAGE` pixels has been segmented, the others go
+    several at a time (:func:`jungleseg._workers.ordered_map`, as
+    :func:`jungleseg.segment_frames` does), each on one thread with an equal share of the
+    memory budget: a folder of frames then keeps every core busy, reading and writing
+    files included. Larger images go one at a time, each on every thread, and so do all
+    with ``--fail-fast``, so that no file after the first bad one is written."""
+    import numba
+
+    from ._workers import ordered_map
+    from .distributed import segment_file
+    from .jungle import ModelError
+
+    def one(pair, max_memory: int):
+        try:
+            return segment_file(jungle, *pair, args.tile, args.smoothing, args.probabilities,
+                                max_memory), None
+        except (ValueError, OSError, MemoryError, ModelError) as err:
+            return 0, err
+
+    def interrupted() -> bool:
+        return _Flag.interrupted
+
+    rest = iter(targets)
+    for pair in rest:
+        if interrupted():
+            return
+        n, err = result = one(pair, budget)
+        yield result
+        if err is None and n <= SMALL_IMAGE and not args.fail_fast:
+            share = budget // numba.get_num_threads()
+            yield from ordered_map(lambda p: one(p, share), rest, stop=interrupted)
+            return
 
 
 def _naming(path: Path, err: BaseException) -> str:

@@ -5,6 +5,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from jungleseg import load_model
+from jungleseg import load_model, segment
 from jungleseg._version import __version__
 from jungleseg.imageio import read_labels
 
@@ -177,13 +178,21 @@ def test_a_bad_file_in_a_batch_is_reported_and_the_rest_segmented(trained, tmp_p
     assert len(lines) == 2 and str(batch / "1.png") in lines[0] and "truncated" in lines[0]
     assert "1 of 4 images failed" in lines[1]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["0.png", "2.png", "3.png"]
+    jungle = load_model(model)  # small images after the first went several at a time
+    for name in ("0.png", "2.png", "3.png"):
+        expected = segment(jungle, _rgb_of(batch / name), probabilities=False)[0]
+        np.testing.assert_array_equal(read_labels(tmp_path / "out" / name), expected)
     fast = run("segment", model, batch, "--out", tmp_path / "fast", "--fail-fast", ok=False)
     assert "1.png" in one_line_error(fast)
     assert sorted(p.name for p in (tmp_path / "fast").iterdir()) == ["0.png"]
 
 
 def _rgb(data):
-    return cv2.cvtColor(cv2.imread(str(data / "images/000002.png")), cv2.COLOR_BGR2RGB)
+    return _rgb_of(data / "images/000002.png")
+
+
+def _rgb_of(path):
+    return cv2.cvtColor(cv2.imread(str(path)), cv2.COLOR_BGR2RGB)
 
 
 def _labels(model, path, out):
@@ -370,6 +379,35 @@ def test_ctrl_c_stops_training_cleanly(tmp_path):
     assert "Traceback" not in rest
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["faces", "old.h5"]
+
+
+def test_ctrl_c_stops_a_batch_between_files_and_says_how_many_were_written(trained, tmp_path):
+    _, data, model = trained
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    picture = cv2.imread(str(data / "images/000000.png"))
+    for i in range(3000):
+        cv2.imwrite(str(batch / f"{i:04d}.png"), picture)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(batch), "--out",
+         str(tmp_path / "out")], cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    seen = ""
+    while int((re.findall(r"\| *(\d+)/3000", seen) or [0])[-1]) < 50:  # well into the batch
+        char = proc.stderr.read(1)
+        assert char, f"segmenting never got far: {seen}"
+        seen += char
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=300) == 130
+    last = rest.strip().splitlines()[-1].split("\r")[-1]
+    assert last.startswith("jungleseg: error: interrupted; ") and "Traceback" not in rest
+    written = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert last.endswith(f"; {len(written)} of 3000 images segmented")  # none unreported
+    assert 50 <= len(written) < 3000, len(written)
+    assert written == [f"{i:04d}.png" for i in range(len(written))]  # in order, none partial
+    for name in written[-3:]:
+        assert read_labels(tmp_path / "out" / name).shape == picture.shape[:2]
 
 
 def test_version_usage_and_closed_pipe(trained):

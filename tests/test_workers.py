@@ -137,3 +137,23 @@ def test_ordered_map_raises_where_the_failing_item_comes_and_drops_the_rest():
     assert got == [0, 1, 2]
     time.sleep(0.05)  # let a started item finish
     assert max(started) < 10  # the items after the window were never run
+
+
+def test_ordered_map_stops_reading_when_told_and_yields_what_it_began():
+    read, stopped = [], threading.Event()
+
+    def items():
+        for x in range(1000):
+            read.append(x)
+            yield x
+
+    def work(x):
+        if x == 5:
+            stopped.set()  # as a Ctrl-C during item 5 would
+        time.sleep(0.002)
+        return x
+
+    with threads(min(2, numba.config.NUMBA_NUM_THREADS)):
+        got = list(ordered_map(work, items(), stop=stopped.is_set))
+    assert 5 in got and got == list(range(len(got)))  # in order, every item begun
+    assert len(got) == len(read) < 20  # nothing read after the stop, and nothing dropped
