@@ -354,29 +354,38 @@ def test_memory_budget_refusals_and_tiles(trained, tmp_path):
     assert "big.npy" in line and "memory budget" in line
 
 
+def interrupted_when(ready, *args) -> str:
+    """Run the command in a subprocess, press Ctrl-C once its standard error so far
+    satisfies ``ready``, and return its last line, checking that it exited with 130 and
+    no traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jungleseg.cli", *map(str, args)], cwd=REPO,
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    seen = ""
+    while not ready(seen):
+        char = proc.stderr.read(1)
+        assert char, f"never ready to interrupt: {seen}"
+        seen += char
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stderr.read()
+    assert proc.wait(timeout=300) == 130
+    assert "Traceback" not in rest
+    return rest.strip().splitlines()[-1].split("\r")[-1]
+
+
 def test_ctrl_c_stops_training_cleanly(tmp_path):
     data = tmp_path / "faces"
     run("generate", "faces", "--n", 30, "--size", "120x160", "--out", data)
     target = tmp_path / "old.h5"
     shutil.copy(REPO / "tests/data/model_format1.h5", target)
     before = target.read_bytes()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jungleseg.cli", "train", str(REPO / "configs/faces.yaml"),
-         "--data", str(data), "--out", str(target), "--set", "jungle.max_depth=40",
-         "--set", "jungle.max_width=4096", "--set", "sampling.images_per_dag=null"],
-        cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen = ""
-    while "training (levels)" not in seen:  # the progress bar: training has started
-        char = proc.stderr.read(1)
-        assert char, f"training never started: {seen}"
-        seen += char
-    proc.send_signal(signal.SIGINT)
-    rest = proc.stderr.read()
-    assert proc.wait(timeout=300) == 130
-    last = rest.strip().splitlines()[-1].split("\r")[-1]
+    last = interrupted_when(  # the progress bar shows that training has started
+        lambda seen: "training (levels)" in seen,
+        "train", REPO / "configs/faces.yaml", "--data", data, "--out", target,
+        "--set", "jungle.max_depth=40", "--set", "jungle.max_width=4096",
+        "--set", "sampling.images_per_dag=null")
     assert last.startswith("jungleseg: error: interrupted; training stopped after level")
-    assert "Traceback" not in rest
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["faces", "old.h5"]
 
@@ -388,20 +397,10 @@ def test_ctrl_c_stops_a_batch_between_files_and_says_how_many_were_written(train
     picture = cv2.imread(str(data / "images/000000.png"))
     for i in range(3000):
         cv2.imwrite(str(batch / f"{i:04d}.png"), picture)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(batch), "--out",
-         str(tmp_path / "out")], cwd=REPO, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-        text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    seen = ""
-    while int((re.findall(r"\| *(\d+)/3000", seen) or [0])[-1]) < 50:  # well into the batch
-        char = proc.stderr.read(1)
-        assert char, f"segmenting never got far: {seen}"
-        seen += char
-    proc.send_signal(signal.SIGINT)
-    rest = proc.stderr.read()
-    assert proc.wait(timeout=300) == 130
-    last = rest.strip().splitlines()[-1].split("\r")[-1]
-    assert last.startswith("jungleseg: error: interrupted; ") and "Traceback" not in rest
+    last = interrupted_when(  # well into the batch, by the progress bar
+        lambda seen: int((re.findall(r"\| *(\d+)/3000", seen) or [0])[-1]) >= 50,
+        "segment", model, batch, "--out", tmp_path / "out")
+    assert last.startswith("jungleseg: error: interrupted; ")
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert last.endswith(f"; {len(written)} of 3000 images segmented")  # none unreported
     assert 50 <= len(written) < 3000, len(written)
