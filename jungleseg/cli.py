@@ -26,8 +26,6 @@ from ._outputs import writable_folder as _writable_folder
 
 #: Suffix of ``--out`` that names one label file rather than a folder.
 LABEL_SUFFIX = ".png"
-#: Images of at most this many pixels are segmented several at a time (see ``_segmented``).
-SMALL_IMAGE = 1 << 20
 
 
 class Interrupted(Exception):
@@ -250,8 +248,8 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, budget: int):
     """(pixels, None) or (0, error) for each (image file, label file) pair, in order; on
     Ctrl-C no further file is begun (those begun are finished and reported).
 
-    Once an image of at most :data:`SMALL_IMAGE` pixels has been segmented, the others go
-    several at a time (:func:`jungleseg._workers.ordered_map`, as
+    Once an image of at most :data:`jungleseg.segmentation.STREAM_PIXELS` pixels has been
+    segmented, the others go several at a time (:func:`jungleseg._workers.ordered_map`, as
     :func:`jungleseg.segment_frames` does), each on one thread with an equal share of the
     memory budget: a folder of frames then keeps every core busy, reading and writing
     files included. Larger images go one at a time, each on every thread, and so do all
@@ -261,6 +259,7 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, budget: int):
     from ._workers import ordered_map
     from .distributed import segment_file
     from .jungle import ModelError
+    from .segmentation import STREAM_PIXELS
 
     def one(pair, max_memory: int):
         try:
@@ -278,7 +277,7 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, budget: int):
             return
         n, err = result = one(pair, budget)
         yield result
-        if err is None and n <= SMALL_IMAGE and not args.fail_fast:
+        if err is None and n <= STREAM_PIXELS and not args.fail_fast:
             share = budget // numba.get_num_threads()
             yield from ordered_map(lambda p: one(p, share), rest, stop=interrupted)
             return

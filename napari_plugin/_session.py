@@ -24,8 +24,9 @@ from jungleseg import (
     segment,
     segment_prepared,
 )
+from jungleseg._workers import ordered_map
 from jungleseg.config import Config, load_preset, preset_paths
-from jungleseg.segmentation import training_values
+from jungleseg.segmentation import STREAM_PIXELS, training_values
 from jungleseg.segmentation._context import input_stage
 from jungleseg.segmentation._volume import labelled_volume, smoothing_halves
 
@@ -237,18 +238,31 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
     """Segment every slice of ``image``, the slice ``first`` before the others.
 
     Yields ``(index, labels, probabilities)`` per slice, so a caller can show the visible
-    slice at once and stop between slices. ``image`` may be lazy (dask, zarr): only one
-    slice is read at a time. ``smoothing`` overrides the model's (see
-    :func:`jungleseg.segment`). Slices in ``prepared`` (from :func:`train`) are segmented
-    from their stored channels.
+    slice at once and stop between slices. The first slice is segmented alone, on every
+    thread; slices of at most :data:`jungleseg.segmentation.STREAM_PIXELS` pixels then go
+    several at a time, each on one thread, as :func:`jungleseg.segment_frames` does
+    (faster for small slices); larger ones one at a time. ``image`` may be lazy (dask,
+    zarr): only the slices being segmented are read. ``smoothing`` overrides the model's
+    (see :func:`jungleseg.segment`). Slices in ``prepared`` (from :func:`train`) are
+    segmented from their stored channels.
     """
     kind = model_kind(jungle)
-    for index in slice_indices(image.shape, kind, first):  # one slice in memory at a time
+    lead = leading_shape(image.shape, kind)
+    height, width = image.shape[len(lead):len(lead) + 2]
+    indices = iter(slice_indices(image.shape, kind, first))
+
+    def segmented(index: tuple) -> tuple[tuple, np.ndarray, np.ndarray]:
         if prepared and index in prepared:
             labels, proba = segment_prepared(jungle, *prepared[index], smoothing=smoothing)
         else:
             labels, proba = segment(jungle, np.asarray(image[index]), smoothing=smoothing)
-        yield index, labels, proba
+        return index, labels, proba
+
+    for index in indices:  # the visible slice: at once, on every thread
+        yield segmented(index)
+        break
+    yield from (ordered_map(segmented, indices) if height * width <= STREAM_PIXELS
+                else map(segmented, indices))
 
 
 def uncertainty(proba: np.ndarray) -> np.ndarray:

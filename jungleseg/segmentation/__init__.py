@@ -6,6 +6,7 @@ from ._input import UNIT_SCALE, checked_image, training_values
 from ._sampling import STRATEGIES, sample_pixels
 from ._segment import (
     SEGMENTATION_CONSTRAINTS,
+    STREAM_PIXELS,
     auto_tile,
     segment,
     segment_frames,
@@ -17,7 +18,7 @@ from ._segmenter import JungleSegmenter
 from ._smoothing import guided_smoothing, smooth_probabilities, smoothing_reach
 from ._volume import segment_volume
 
-__all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "UNIT_SCALE",
-           "auto_tile", "checked_image", "guided_smoothing", "sample_pixels", "segment",
-           "segment_frames", "segment_prepared", "segment_to", "segment_volume",
+__all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "STREAM_PIXELS",
+           "UNIT_SCALE", "auto_tile", "checked_image", "guided_smoothing", "sample_pixels",
+           "segment", "segment_frames", "segment_prepared", "segment_to", "segment_volume",
            "smooth_probabilities", "smoothing_reach", "training_values", "with_inference"]

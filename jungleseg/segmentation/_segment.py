@@ -126,6 +126,12 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     return _segment_window(jungle, image, None, smoothing, probabilities)
 
 
+#: Images of at most this many pixels are segmented faster several at a time, each on one
+#: thread (:func:`segment_frames`), than one after another on every thread: the command
+#: line and the napari widget stream folders and stacks of them (``docs/performance.md``).
+STREAM_PIXELS = 1 << 20
+
+
 def segment_frames(jungle: Jungle, frames: Iterable[ArrayLike], smoothing: int | None = None,
                    probabilities: bool = True, soft: float | None = None,
                    soft_epsilon: float | None = None, prior_power: float | None = None

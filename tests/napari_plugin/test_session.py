@@ -92,6 +92,34 @@ def test_lazy_stacks_are_read_a_slice_at_a_time():
     assert session.guess_kind(da.zeros((3, 8, 8), dtype=np.uint16), rgb=False) == "depth"
 
 
+def test_a_stack_of_small_slices_goes_several_at_a_time_after_the_visible_one(monkeypatch):
+    image, truth = stripes_and_checks()
+    stack = np.stack([np.roll(image, k, axis=1) for k in range(5)])
+    paint = np.zeros(stack.shape, np.uint8)
+    paint[0] = strokes(truth)
+    model = session.estimator(load_preset("napari"), "grey", 1, 2, 32, 6, 8)
+    session.train(model, stack, paint, "grey")
+    streamed = []
+
+    def recording(function, items):
+        for result in session_ordered_map(function, items):
+            streamed.append(result[0])
+            yield result
+
+    session_ordered_map = session.ordered_map
+    monkeypatch.setattr(session, "ordered_map", recording)
+    results = list(session.segment_stack(model.jungle_, stack, first=(3,)))
+    assert [index for index, _, _ in results] == [(3,), (0,), (1,), (2,), (4,)]
+    assert streamed == [(0,), (1,), (2,), (4,)]  # all but the visible slice
+    for index, labels, proba in results:
+        expected_labels, expected_proba = segment(model.jungle_, stack[index])
+        np.testing.assert_array_equal(labels, expected_labels)
+        np.testing.assert_array_equal(proba, expected_proba)
+    streamed.clear()
+    monkeypatch.setattr(session, "STREAM_PIXELS", image.size - 1)  # slices now "large"
+    assert len(list(session.segment_stack(model.jungle_, stack))) == 5 and streamed == []
+
+
 def test_guess_kind():
     assert session.guess_kind(np.zeros((4, 4, 3), np.uint8), rgb=True) == "rgb"
     assert session.guess_kind(np.array([[0, 1200]], np.uint16), rgb=False) == "depth"
