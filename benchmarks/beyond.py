@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import scores_by_prior_power, warm_up  # noqa: E402
+from _common import KINECT_3_DAGS, scores_by_prior_power, warm_up  # noqa: E402
 
 from jungleseg import JungleClassifier, confusion_matrix, scores, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -232,13 +232,11 @@ def _mean(rows: list[dict]) -> dict:
 
 
 def _for_set(name: str, overrides: dict, train) -> dict:
-    """The overrides for one set's training pairs: Kinect's 3 DAGs of 200 candidates,
-    unsmoothed, labelled by the most probable part (the config when these comparisons
-    were made; it has 9 DAGs, smooths and weighs its labels now), share its frames."""
+    """The overrides for one set's training pairs: Kinect's 3 DAGs of depth 20, unsmoothed,
+    labelled by the most probable part (:data:`KINECT_3_DAGS`, the config when these
+    comparisons were made), share its frames."""
     if name == "kinect":
-        return {"jungle.n_estimators": 3, "jungle.n_candidate_features": 200,
-                "jungle.smoothing": 0, "jungle.prior_power": 0.0, **overrides,
-                "sampling.images_per_dag": len(train) // 3}
+        return {**KINECT_3_DAGS, **overrides, "sampling.images_per_dag": len(train) // 3}
     return overrides
 
 

@@ -2,7 +2,7 @@
 in the same run, for four workloads.
 
 - ``kinect``: configs/kinect.yaml as issue 14 measured it, 3 DAGs of 200 candidates,
-  no smoothing, labels by the most probable part (:data:`KINECT_SPEED_WORKLOAD`; the
+  no smoothing, labels by the most probable part (:data:`_common.KINECT_3_DAGS`; the
   config itself now has 9 deeper DAGs, fewer pixels and thresholds, smooths and weighs its
   labels, for accuracy within 2 minutes), with 1000 rendered frames x 250 foreground
   pixels per DAG, then frames per second segmenting 300 further frames,
@@ -48,7 +48,7 @@ import numba
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import warm_up  # noqa: E402
+from _common import KINECT_3_DAGS, warm_up  # noqa: E402
 
 from jungleseg import JungleClassifier, sample_pixels  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
@@ -57,13 +57,6 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 WORKLOADS = ("kinect", "stanford", "coins", "letter")
 #: Training frames per DAG of the Kinect speed workload (issue 14's "Kinect config" target).
 KINECT_FRAMES_PER_DAG = 1000
-#: The Kinect config as issue 14's targets were set on it (3 DAGs of depth 20, 200
-#: candidates, 20 thresholds, 250 pixels a frame, labels without smoothing or prior power),
-#: whatever the config now chooses for accuracy.
-KINECT_SPEED_WORKLOAD = {"jungle.n_estimators": 3, "jungle.max_depth": 20,
-                         "jungle.n_candidate_features": 200, "jungle.n_thresholds": 20,
-                         "sampling.samples_per_image": 250, "jungle.smoothing": 0,
-                         "jungle.prior_power": 0.0}
 
 
 class PeakMemory:
@@ -167,7 +160,7 @@ def image_workload(name, config, images, labels, threads, channel_axis=None):
 def kinect(args, threads):
     from jungleseg.datasets.kinect import render_frames
 
-    config = load_config(CONFIGS / "kinect.yaml").with_overrides(KINECT_SPEED_WORKLOAD)
+    config = load_config(CONFIGS / "kinect.yaml").with_overrides(KINECT_3_DAGS)
     per_dag = 100 if args.quick else KINECT_FRAMES_PER_DAG
     n = per_dag * config.jungle_params["n_estimators"]
     if "kinect" not in CACHE:
