@@ -10,42 +10,34 @@ different keys; -0 sorts first, which no threshold drawn between them can tell a
 import numpy as np
 from numba import njit
 
-_TOP = np.uint64(1 << 63)
+_SIGN = np.uint32(1 << 31)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def sortable_key(bits: np.uint64, n_bits: int) -> np.uint64:
-    """The unsigned key of an IEEE float's ``n_bits`` (32 or 64) bits, ordered like the
-    float."""
-    top = _TOP >> np.uint64(64 - n_bits)
-    if bits & top:
-        return ~bits & (top | (top - np.uint64(1)))
-    return bits | top
+def sortable_key(bits: np.uint32) -> np.uint32:
+    """The unsigned key of a float32's bits, ordered like the float."""
+    return ~bits if bits & _SIGN else bits | _SIGN
 
 
 @njit(cache=True, nogil=True, inline="always")
-def float_of_key(key: np.uint64, n_bits: int) -> np.uint64:
-    """The float bits :func:`sortable_key` turned into ``key``."""
-    top = _TOP >> np.uint64(64 - n_bits)
-    if key & top:
-        return key & (top - np.uint64(1))
-    return ~key & (top | (top - np.uint64(1)))
+def float_of_key(key: np.uint32) -> np.uint32:
+    """The float32 bits :func:`sortable_key` turned into ``key``."""
+    return key & ~_SIGN if key & _SIGN else ~key
 
 
 @njit(cache=True, nogil=True)
-def radix_sort(keys, spare, counts, n_bits):
-    """Sort the uint64 ``keys`` (whose set bits are among the low ``n_bits``). ``spare`` is
-    a work array as long as ``keys``, ``counts`` one of 256. The sorted keys end up in
-    ``keys``."""
+def radix_sort(keys, spare, counts):
+    """Sort the uint32 ``keys``. ``spare`` is a work array as long as ``keys``, ``counts``
+    one of 256. The sorted keys end up in ``keys``."""
     n = keys.shape[0]
     src, dst = keys, spare
     moved = 0
-    for shift in range(0, n_bits, 8):
-        sh = np.uint64(shift)
+    for shift in range(0, 32, 8):
+        sh = np.uint32(shift)
         counts[:] = 0
         for q in range(n):
-            counts[(src[q] >> sh) & np.uint64(255)] += 1
-        if counts[(src[0] >> sh) & np.uint64(255)] == n:
+            counts[(src[q] >> sh) & np.uint32(255)] += 1
+        if counts[(src[0] >> sh) & np.uint32(255)] == n:
             continue  # every key has this digit: nothing moves
         moved += 1
         acc = 0
@@ -54,7 +46,7 @@ def radix_sort(keys, spare, counts, n_bits):
             counts[b] = acc
             acc += c
         for q in range(n):
-            d = (src[q] >> sh) & np.uint64(255)
+            d = (src[q] >> sh) & np.uint32(255)
             dst[counts[d]] = src[q]
             counts[d] += 1
         src, dst = dst, src
@@ -65,14 +57,14 @@ def radix_sort(keys, spare, counts, n_bits):
 @njit(cache=True, nogil=True, inline="always")
 def sort_float32(values, keys, spare, counts):
     """Sort float32 ``values`` in place (:func:`radix_sort` of their bits); ``keys`` and
-    ``spare`` are uint64 work arrays at least as long, ``counts`` one of 256."""
+    ``spare`` are uint32 work arrays at least as long, ``counts`` one of 256."""
     n = values.shape[0]
     bits = values.view(np.uint32)
     for q in range(n):
-        keys[q] = sortable_key(np.uint64(bits[q]), 32)
-    radix_sort(keys[:n], spare[:n], counts, 32)
+        keys[q] = sortable_key(bits[q])
+    radix_sort(keys[:n], spare[:n], counts)
     for q in range(n):
-        bits[q] = np.uint32(float_of_key(keys[q], 32))
+        bits[q] = float_of_key(keys[q])
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -228,8 +228,8 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
     counter = np.zeros(1, np.int64)
     for _ in prange(n_workers):
         sub_buf = np.empty(n_cand * n_sub, np.float32)
-        keys = np.empty(n_sub, np.uint64)
-        spare = np.empty(n_sub, np.uint64)
+        keys = np.empty(n_sub, np.uint32)
+        spare = np.empty(n_sub, np.uint32)
         digit_counts = np.empty(256, np.int64)
         scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
         column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(

@@ -21,7 +21,7 @@ def test_sort_of_float32_subsamples_equals_numpy(seed):
     for values in _cases(rng, np.float32):
         n = values.size
         got = values.copy()
-        sort_float32(got, np.empty(n, np.uint64), np.empty(n, np.uint64),
+        sort_float32(got, np.empty(n, np.uint32), np.empty(n, np.uint32),
                      np.empty(256, np.int64))
         np.testing.assert_array_equal(got, np.sort(values))
         negative_zero = np.signbit(got[got == 0]).astype(int)
