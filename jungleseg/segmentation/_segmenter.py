@@ -18,7 +18,7 @@ from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
 from ._context import cheap_pad, fit_chain, image_shapes
 from ._input import training_values
-from ._sampling import STRATEGIES, label_values, sample_pixels
+from ._sampling import STRATEGIES, crop_to_nonzero, label_values, sample_pixels
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
 
@@ -251,15 +251,18 @@ class JungleSegmenter(JungleBase):
         seed = self._seed()
         params = self._grow_params(len(classes), int(self.n_candidate_features), seed)
         start = time.perf_counter()
-        if store is None:
-            store = family.prepare(images, pad=cheap_pad(family.point_reach, image_shapes(images)))
-        elif (store.n_images != len(images) or store.n_channels != family.n_store_channels
-              or store.ndim != ndim
-              or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
+        if store is not None and (
+                store.n_images != len(images) or store.n_channels != family.n_store_channels
+                or store.ndim != ndim
+                or any(store.shape(i) != np.shape(im)[:ndim] for i, im in enumerate(images))):
             raise ValueError("store does not hold these images prepared by these features")
-        family.check_store(store)
         samples = sample_pixels(labels, classes, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
+        if store is None:
+            if family.border == "zero":  # a probe off an image reads what a 0 pixel does
+                images, samples = crop_to_nonzero(images, samples)
+            store = family.prepare(images, pad=cheap_pad(family.point_reach, image_shapes(images)))
+        family.check_store(store)
         if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
             height = store.height[samples.image]
             samples = dataclasses.replace(samples, row=store.rows(

@@ -52,3 +52,26 @@ def test_label_values_and_sparse_volumes():
     assert len(samples) == 20
     z, y = samples.row // 20, samples.row % 20  # row z H + y of a volume
     np.testing.assert_array_equal(paint[z, y, samples.col], np.array([2, 5])[samples.label])
+
+
+def test_crop_to_nonzero_keeps_every_nonzero_pixel_and_every_sample():
+    from jungleseg.segmentation._sampling import crop_to_nonzero
+
+    rng = np.random.default_rng(5)
+    body = np.zeros((20, 30), np.float32)
+    body[4:9, 10:14] = rng.uniform(1, 3, (5, 4)).astype(np.float32)
+    empty = np.zeros((6, 7), np.float32)
+    labels = [np.where(body > 0, 1, 0), np.zeros((6, 7), int)]
+    labels[0][15, 2] = 2  # labelled where the depth is 0: its box must still hold it
+    labels[1][3, 4] = 1
+    samples = sample_pixels(labels, [1, 2], "all", ignore=(0,))
+    crops, moved = crop_to_nonzero([body, empty], samples)
+    assert crops[0].shape == (12, 12) and crops[1].shape == (1, 1)  # rows 4-15, cols 2-13
+    assert np.count_nonzero(crops[0]) == np.count_nonzero(body)
+    images = [body, empty]
+    for i, r, c, mr, mc in zip(samples.image, samples.row, samples.col, moved.row, moved.col):
+        assert crops[i][mr, mc] == images[i][r, c]
+    np.testing.assert_array_equal(moved.image, samples.image)
+    np.testing.assert_array_equal(moved.label, samples.label)
+    nothing = sample_pixels([np.ones((3, 3), int)], [1], per_image=1)
+    assert crop_to_nonzero([np.zeros((3, 3))], nothing)[0][0].shape == (1, 1)

@@ -41,6 +41,37 @@ def test_depth_bodies_foreground_only():
     assert held_out.pixel_accuracy > 3 / 31  # 31 parts, random poses seen from any side
 
 
+def test_depth_training_store_holds_only_the_bodies_and_gives_the_same_jungle(monkeypatch):
+    import jungleseg.segmentation._segmenter as segmenter_module
+
+    depth, labels = render_frames(4, seed=3, size=(90, 120))
+    labels[1][2, 3] = 5  # a body part where the depth is 0
+    family = DepthFeatures(focal_length=107.1)
+    kwargs = dict(n_estimators=2, max_width=16, max_depth=8, n_candidate_features=20,
+                  sampling="all", random_state=0)
+    stores = []
+    grow = segmenter_module.grow
+
+    def recording_grow(store, *args, **kw):
+        stores.append(store)
+        return grow(store, *args, **kw)
+
+    monkeypatch.setattr(segmenter_module, "grow", recording_grow)
+    cropped = JungleSegmenter(family, **kwargs).fit(list(depth), list(labels))
+    whole = JungleSegmenter(family, **kwargs).fit(list(depth), list(labels),
+                                                  store=family.prepare(list(depth)))
+    heights, widths = stores[0][2], stores[0][3]
+    assert np.all(widths < 120) and np.sum(heights * widths) < 0.5 * 4 * 90 * 120
+    rows, cols = (np.flatnonzero(depth[1].any(axis=axis)) for axis in (1, 0))
+    assert depth[1][2, 3] == 0 and rows[0] > 2 and cols[0] > 3
+    assert (heights[1], widths[1]) == (rows[-1] - 1, cols[-1] - 2)  # from the pixel (2, 3)
+    np.testing.assert_array_equal(stores[1][2], [90] * 4)
+    assert cropped.jungle_.metadata == whole.jungle_.metadata
+    for a, b in zip(cropped.jungle_.dags, whole.jungle_.dags):
+        for name, array in a.arrays().items():
+            np.testing.assert_array_equal(array, b.arrays()[name])
+
+
 def test_each_dag_gets_its_own_images():
     depth, labels = render_frames(6, seed=2, size=(60, 80))
     seg = JungleSegmenter(DepthFeatures(focal_length=71.4), n_estimators=3, max_width=8,
