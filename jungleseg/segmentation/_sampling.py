@@ -78,7 +78,7 @@ def _usable(flat: np.ndarray, lookup: dict[int, int]) -> tuple[np.ndarray, np.nd
     """The (ascending) positions in ``flat`` whose value is a key of ``lookup``, and the
     class index there. One pass over the labels, and none over the unpainted zeros when
     0 is not a class: a volume painted on a few slices is mostly zeros."""
-    pixels = np.arange(flat.size) if 0 in lookup else np.flatnonzero(flat)
+    pixels = np.arange(flat.size) if 0 in lookup else np.flatnonzero(flat != 0)  # bools: faster
     keys = np.array(sorted(lookup), np.int64)
     if not keys.size:
         return pixels[:0], pixels[:0]
@@ -93,7 +93,7 @@ def label_values(label: np.ndarray) -> np.ndarray:
     """The distinct values of a label image, sorted: :func:`numpy.unique` over its nonzero
     values, and 0 where it occurs (one pass when most pixels are unpainted zeros)."""
     flat = np.asarray(label).ravel()
-    nonzero = flat[np.flatnonzero(flat)]
+    nonzero = flat[flat != 0]  # a mask of bools: faster than the positions of nonzeros
     values = np.unique(nonzero)
     if nonzero.size < flat.size:
         values = np.union1d(values, np.zeros(1, flat.dtype))
