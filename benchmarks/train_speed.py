@@ -3,8 +3,8 @@ in the same run, for four workloads.
 
 - ``kinect``: configs/kinect.yaml as issue 14 measured it, 3 DAGs of 200 candidates,
   no smoothing, labels by the most probable part (:data:`_common.KINECT_3_DAGS`; the
-  config itself now has 9 deeper DAGs, fewer pixels and thresholds, smooths and weighs its
-  labels, for accuracy within 2 minutes), with 1000 rendered frames x 250 foreground
+  config itself now has 9 deeper, wider DAGs, fewer pixels and thresholds, smooths and
+  weighs its labels, for accuracy within 2 minutes), with 1000 rendered frames x 250 foreground
   pixels per DAG, then frames per second segmenting 300 further frames,
   labels only and with probabilities, one at a time (``segment``) and as a stream
   (``segment_frames``);
