@@ -40,11 +40,13 @@ a tile plus its margin ``m_z, m_y, m_x`` on every side)::
                                                              their smoothing copy, labels
     volume segmentation = D H W (C_in b_in + 4 K + 8) + volume window   (tiled)
 
-Training on images of shapes (H_i, W_i), N sampled pixels, E entries (N per DAG, or the
-samples of each DAG's own images with ``images_per_dag``), G DAGs, K candidate features,
-T thresholds, P parameters per feature, K_c classes::
+Training on images of shapes (H_i, W_i) (for volumes, read H_i W_i as D_i H_i W_i voxels),
+N sampled pixels, E entries (N per DAG, or the samples of each DAG's own images with
+``images_per_dag``), G DAGs, K candidate features, T thresholds, P parameters per feature,
+K_c classes::
 
-    training = sum_i H_i W_i (C_in b_in + 4 C_s [+ 8 C_s box kinds])   images and store
+    training = sum_i H_i W_i C_in b_in                                 images
+             + sum_i h_i w_i (4 C_s [+ 8 C_s box kinds])                store
              + max_i H_i W_i (scratch(family) + 8)                      one image's scratch
              + 16 N + 48 E                                              samples, entries
              + max over levels d of level(d)
@@ -55,13 +57,17 @@ T thresholds, P parameters per feature, K_c classes::
                                                   copy of the rows of nodes that can split
              + min(64, n_d K) 4 L_d               response scratch (L_d: largest node)
 
-where ``n_d``, the nodes split at level d, is at most ``G min(width(d), E_g / s)`` (the
-schedule's width; E_g the entries of one DAG, s = max(min_samples_split, 2
-min_samples_leaf), as a node needs s samples to split), and a level is an LSearch level
-when its children's width is below twice its parents. ``benchmarks/memory.py`` compares
-these estimates with the peak memory measured. They are upper bounds: they assume that
-every node that may split does and that every page allocated is written; training often
-needs several times less (zero pages never written are never resident).
+where ``h_i x w_i`` is image i as the store holds it: the whole image, or for depth
+features the box that training cuts around its body (the command line bounds it by the
+box around the nonzero pixels and the pixels labelled with a class, ``trainable_boxes``
+in ``segmentation/_sampling.py``); ``n_d``, the nodes split at level d, is at most
+``G min(width(d), E_g / s)`` (the schedule's width; E_g the entries of one DAG, s =
+max(min_samples_split, 2 min_samples_leaf), as a node needs s samples to split), and a
+level is an LSearch level when its children's width is below twice its parents.
+``benchmarks/memory.py`` compares these estimates with the peak memory measured. They
+are upper bounds: they assume that every node that may split does and that every page
+allocated is written; training often needs several times less (zero pages never written
+are never resident).
 """
 from __future__ import annotations
 
@@ -265,16 +271,18 @@ class TrainingEstimate:
 
 
 def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
-                   n_samples: int | None = None) -> TrainingEstimate:
+                   n_samples: int | None = None, store_shapes=None) -> TrainingEstimate:
     """Peak bytes of ``estimator.fit`` (a :class:`~jungleseg.JungleSegmenter`) on images
     of ``shapes`` with ``n_classes`` classes (module docstring); ``n_samples`` defaults
-    to ``samples_per_image`` per image (every labelled pixel for ``sampling='all'``)."""
+    to ``samples_per_image`` per image (every labelled pixel for ``sampling='all'``).
+    ``store_shapes``: the (H, W) of each image in the training store where that holds
+    less than the whole image (depth bodies), default ``shapes``."""
     from .jungle._classes import MAX_DEPTH
     from .jungle._schedules import level_width
 
     family = estimator._family()
-    shapes = [tuple(int(n) for n in s[:2]) for s in shapes]
-    pixels = [h * w for h, w in shapes]
+    ndim = family.spatial_ndim  # (D, H, W) for volumes: every voxel counts
+    pixels = [int(np.prod(s[:ndim], dtype=np.int64)) for s in shapes]
     c_in, c_s = _input_channels(family), family.n_store_channels
     if n_samples is None:
         per_image = [p if estimator.sampling == "all" else min(p, estimator.samples_per_image)
@@ -286,9 +294,11 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
         share = min(1.0, int(estimator.images_per_dag) / len(shapes))
         per_dag = int(np.ceil(n_samples * share))
     entries = g * per_dag
+    stored = pixels if store_shapes is None else [int(np.prod(s[:ndim], dtype=np.int64))
+                                                  for s in store_shapes]
     terms = {
-        "images and their channels": sum(pixels) * (c_in * itemsize + 4 * c_s
-                                                    + (8 * c_s if family.needs_integral else 0)),
+        "images and their channels": sum(pixels) * c_in * itemsize + sum(stored) * (
+            4 * c_s + (8 * c_s if family.needs_integral else 0)),
         "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8),
         "samples and entries": 16 * n_samples + 48 * entries,
     }

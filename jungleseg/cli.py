@@ -105,11 +105,21 @@ def _train_model(estimator, split, args, client=None):
 
 def _check_training_memory(estimator, split, budget: int) -> None:
     from ._memory import format_size, training_bytes
+    from .features import DepthFeatures
+    from .segmentation._sampling import trainable_boxes
 
-    classes = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
+    family = estimator._family()
+    ignored = {int(v) for v in estimator.ignore}
+    if isinstance(family, DepthFeatures):
+        ignored.add(int(estimator.background))
+    values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
+    classes = [v for v in values if int(v) not in ignored]
+    # depth training stores only the box around each body (JungleSegmenter.fit)
+    boxes = (trainable_boxes(split.images, split.labels, classes) if family.border == "zero"
+             else None)
     estimate = training_bytes(estimator, [np.shape(im) for im in split.images],
                               max(np.asarray(im).dtype.itemsize for im in split.images),
-                              len(classes))
+                              max(len(classes), 2), store_shapes=boxes)
     if estimate.total > budget:
         raise MemoryError(
             f"training would need up to {format_size(estimate.total)}, more than the memory "

@@ -354,6 +354,34 @@ def test_memory_budget_refusals_and_tiles(trained, tmp_path):
     assert "big.npy" in line and "memory budget" in line
 
 
+def test_depth_training_budget_counts_the_bodies_not_the_frames():
+    """The --max-memory check before training bounds a depth store by the boxes around the
+    bodies and labelled pixels, which is what fit stores, not by whole frames."""
+    from types import SimpleNamespace
+
+    from jungleseg import DepthFeatures, JungleSegmenter
+    from jungleseg._memory import training_bytes
+    from jungleseg.cli import _check_training_memory
+    from jungleseg.datasets.kinect import render_frames
+
+    depth, labels = render_frames(3, seed=4, size=(90, 120))
+    labels[0][0, 0] = 255  # ignored: widens no box
+    split = SimpleNamespace(images=list(depth), labels=list(labels))
+    seg = JungleSegmenter(DepthFeatures(focal_length=107.1), n_estimators=1, max_width=8,
+                          max_depth=4, n_candidate_features=5, samples_per_image=50)
+    classes = np.setdiff1d(np.unique(labels), [0, 255])
+    boxes = []
+    for image in depth:
+        rows, cols = (np.flatnonzero(image.any(axis=a)) for a in (1, 0))
+        boxes.append((rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
+    args = ([im.shape for im in depth], depth.dtype.itemsize, len(classes))
+    bodies = training_bytes(seg, *args, store_shapes=boxes).total
+    assert bodies < training_bytes(seg, *args).total
+    _check_training_memory(seg, split, bodies)
+    with pytest.raises(MemoryError, match="memory budget"):
+        _check_training_memory(seg, split, bodies - 1)
+
+
 def interrupted_when(ready, *args) -> str:
     """Run the command in a subprocess, press Ctrl-C once its standard error so far
     satisfies ``ready``, and return its last line, checking that it exited with 130 and

@@ -58,3 +58,17 @@ def test_training_estimates_refuse_what_cannot_fit(model):
     with pytest.raises(MemoryError, match="more than this machine"):
         huge.fit([np.zeros((2000, 2000, 3), np.uint8)] * 2,
                  [np.tile(np.arange(2, dtype=np.uint8), (2000, 1000))] * 2)
+
+
+def test_training_estimates_count_the_store_as_training_holds_it():
+    from jungleseg import DepthFeatures, VolumeFeatures
+
+    depth = JungleSegmenter(DepthFeatures(), n_estimators=2, samples_per_image=100)
+    whole = training_bytes(depth, [(240, 320)] * 10, 2, 5)
+    bodies = training_bytes(depth, [(240, 320)] * 10, 2, 5, store_shapes=[(100, 50)] * 10)
+    n_store = depth._family().n_store_channels
+    assert whole.total - bodies.total == 10 * (240 * 320 - 100 * 50) * 4 * n_store
+    volumes = JungleSegmenter(VolumeFeatures(), n_estimators=2, samples_per_image=100)
+    thin, wide = (training_bytes(volumes, [(8, 64, w)], 1, 3).total for w in (64, 128))
+    stores = VolumeFeatures().n_store_channels * 4 + 1  # the store and the volume itself
+    assert wide - thin >= 8 * 64 * 64 * stores  # every voxel counts, not only D x H

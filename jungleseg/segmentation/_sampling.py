@@ -100,6 +100,29 @@ def label_values(label: np.ndarray) -> np.ndarray:
     return values
 
 
+def trainable_boxes(images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
+                    classes: ArrayLike) -> list[tuple[int, int]]:
+    """(H, W) of the box around each 2-D image's nonzero pixels and its pixels labelled
+    with one of ``classes`` ((1, 1) when there are none): the largest box
+    :func:`crop_to_nonzero` can cut, whatever the samples, since samples lie on labelled
+    pixels. Bounds the training store of depth images before any sample is drawn.
+
+    Examples
+    --------
+    >>> image = np.zeros((4, 5)); image[1, 2] = 1.0
+    >>> labels = np.zeros((4, 5), np.uint8); labels[3, 4] = 7; labels[0, 0] = 9
+    >>> trainable_boxes([image], [labels], classes=[7])
+    [(3, 3)]
+    """
+    boxes = []
+    for image, label in zip(images, labels):
+        used = (np.asarray(image) != 0) | np.isin(label, classes)
+        rows, cols = np.flatnonzero(used.any(axis=1)), np.flatnonzero(used.any(axis=0))
+        boxes.append((int(rows[-1] - rows[0]) + 1, int(cols[-1] - cols[0]) + 1)
+                     if rows.size else (1, 1))
+    return boxes
+
+
 def crop_to_nonzero(images: Sequence[np.ndarray], samples: Samples
                     ) -> tuple[list[np.ndarray], Samples]:
     """Each 2-D image cut to the box around its nonzero pixels and its samples, and the

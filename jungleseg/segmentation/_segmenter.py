@@ -247,7 +247,6 @@ class JungleSegmenter(JungleBase):
         if classes.size < 2:
             raise ValueError(f"need labels of at least two classes, found {classes.tolist()}")
         self.classes_ = classes
-        self._check_memory(images)
         seed = self._seed()
         params = self._grow_params(len(classes), int(self.n_candidate_features), seed)
         start = time.perf_counter()
@@ -258,10 +257,12 @@ class JungleSegmenter(JungleBase):
             raise ValueError("store does not hold these images prepared by these features")
         samples = sample_pixels(labels, classes, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
+        stored = images
+        if store is None and family.border == "zero":  # a probe off an image reads a 0 pixel
+            stored, samples = crop_to_nonzero(images, samples)
+        self._check_memory(images, [np.shape(im)[:ndim] for im in stored])
         if store is None:
-            if family.border == "zero":  # a probe off an image reads what a 0 pixel does
-                images, samples = crop_to_nonzero(images, samples)
-            store = family.prepare(images, pad=cheap_pad(family.point_reach, image_shapes(images)))
+            store = family.prepare(stored, pad=cheap_pad(family.point_reach, image_shapes(stored)))
         family.check_store(store)
         if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
             height = store.height[samples.image]
@@ -321,12 +322,13 @@ class JungleSegmenter(JungleBase):
         self.n_samples_ = last.n_samples_
         return self
 
-    def _check_memory(self, images) -> None:
-        """MemoryError, before any work, when training cannot fit in this machine's memory
-        at all (the command line checks a tighter budget, ``--max-memory``)."""
+    def _check_memory(self, images, store_shapes) -> None:
+        """MemoryError, before the store is made and growth begins, when training cannot
+        fit in this machine's memory at all (the command line checks a tighter budget,
+        ``--max-memory``); ``store_shapes``: the (H, W) of each image as the store holds it."""
         estimate = training_bytes(self, [np.shape(im) for im in images],
                                   max(np.asarray(im).dtype.itemsize for im in images),
-                                  len(self.classes_))
+                                  len(self.classes_), store_shapes=store_shapes)
         if estimate.total > physical_memory():
             raise MemoryError(
                 f"training would need up to {format_size(estimate.total)}, more than this "

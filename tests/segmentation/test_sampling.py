@@ -75,3 +75,31 @@ def test_crop_to_nonzero_keeps_every_nonzero_pixel_and_every_sample():
     np.testing.assert_array_equal(moved.label, samples.label)
     nothing = sample_pixels([np.ones((3, 3), int)], [1], per_image=1)
     assert crop_to_nonzero([np.zeros((3, 3))], nothing)[0][0].shape == (1, 1)
+
+
+def test_trainable_boxes_bound_every_crop_and_equal_it_when_every_pixel_is_sampled():
+    from jungleseg.segmentation._sampling import crop_to_nonzero, trainable_boxes
+
+    rng = np.random.default_rng(8)
+    images, labels = [], []
+    for _ in range(6):
+        image = np.zeros((25, 35), np.float32)
+        r, c = rng.integers(0, 20), rng.integers(0, 30)
+        image[r:r + 5, c:c + 5] = 2.0
+        label = np.where(image > 0, 1, 0)
+        label[rng.integers(0, 25), rng.integers(0, 35)] = 3  # a class where the depth is 0
+        label[rng.integers(0, 25), rng.integers(0, 35)] = 255  # ignored: outside any box
+        images.append(image)
+        labels.append(label)
+    labels.append(np.full((4, 4), 255))  # nothing to train on: the empty box
+    images.append(np.zeros((4, 4), np.float32))
+    boxes = trainable_boxes(images, labels, [1, 3])
+    assert boxes[-1] == (1, 1)
+    every = sample_pixels(labels, [1, 3], "all", ignore=(0, 255))
+    assert [im.shape for im in crop_to_nonzero(images, every)[0]][:-1] == boxes[:-1]
+    for seed in range(3):  # fewer samples: never a larger box
+        some = sample_pixels(labels, [1, 3], "random", per_image=3, ignore=(0, 255), seed=seed)
+        for crop, box in zip(crop_to_nonzero(images, some)[0], boxes):
+            assert crop.shape[0] <= box[0] and crop.shape[1] <= box[1]
+    ignored = [np.where(lab == 255, 0, lab) for lab in labels]
+    assert trainable_boxes(images, ignored, [1, 3]) == boxes  # 255 never widened a box

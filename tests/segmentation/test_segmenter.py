@@ -72,6 +72,27 @@ def test_depth_training_store_holds_only_the_bodies_and_gives_the_same_jungle(mo
             np.testing.assert_array_equal(array, b.arrays()[name])
 
 
+def test_depth_memory_check_counts_the_bodies_not_the_frames(monkeypatch):
+    import jungleseg.segmentation._segmenter as segmenter_module
+    from jungleseg._memory import training_bytes
+    from jungleseg.segmentation._sampling import trainable_boxes
+
+    depth, labels = render_frames(3, seed=4, size=(90, 120))
+    seg = JungleSegmenter(DepthFeatures(focal_length=107.1), n_estimators=1, max_width=8,
+                          max_depth=4, n_candidate_features=5, sampling="all", random_state=0)
+    classes = np.setdiff1d(np.unique(labels), [0, 255])  # as fit finds them
+    shapes = [im.shape for im in depth]
+    bodies = training_bytes(seg, shapes, depth.dtype.itemsize, len(classes),
+                            store_shapes=trainable_boxes(list(depth), list(labels), classes))
+    frames = training_bytes(seg, shapes, depth.dtype.itemsize, len(classes))
+    assert bodies.total < frames.total
+    monkeypatch.setattr(segmenter_module, "physical_memory", lambda: bodies.total)
+    seg.fit(list(depth), list(labels))  # every pixel sampled: the crops are those boxes
+    monkeypatch.setattr(segmenter_module, "physical_memory", lambda: bodies.total - 1)
+    with pytest.raises(MemoryError, match="more than this machine"):
+        seg.fit(list(depth), list(labels))
+
+
 def test_each_dag_gets_its_own_images():
     depth, labels = render_frames(6, seed=2, size=(60, 80))
     seg = JungleSegmenter(DepthFeatures(focal_length=71.4), n_estimators=3, max_width=8,
