@@ -12,7 +12,8 @@ from ._dag import DAG, ModelError
 import numba
 
 from .._workers import threads, workers_for
-from ._predict import CLAMPED, DEPTH_STEPS, POINT_STEPS, predict_pixels, predict_proba
+from ._predict import (CLAMPED, DEPTH_STEPS, POINT_STEPS, predict_pixels, predict_proba,
+                       weighted_argmax)
 
 
 @dataclass(eq=False)
@@ -170,13 +171,11 @@ class Jungle:
 
     def label_indices(self, proba: np.ndarray, axis: int = -1) -> np.ndarray:
         """Class indices that probabilities ``proba`` label (along ``axis``), as the
-        traversal labels: the largest probability times :meth:`label_weights`."""
-        weights = self.label_weights()
-        if np.all(weights == 1):
-            return np.argmax(proba, axis=axis)
-        shape = [1] * proba.ndim
-        shape[axis] = -1
-        return np.argmax(proba * weights.reshape(shape), axis=axis)
+        traversal labels: the largest probability times :meth:`label_weights` (the
+        first such class, as :func:`numpy.argmax` picks it)."""
+        proba = np.moveaxis(np.asarray(proba), axis, -1)
+        rows = np.ascontiguousarray(proba).reshape(-1, proba.shape[-1])
+        return weighted_argmax(rows, self.label_weights()).reshape(proba.shape[:-1])
 
     def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
         """Class probabilities (n_samples, n_classes), float32."""

@@ -108,6 +108,26 @@ def test_labels_alone_equal_the_labels_of_the_probabilities():
             np.testing.assert_array_equal(chosen, np.argmax(proba, axis=1))
 
 
+def test_label_indices_pick_as_numpy_argmax_of_the_weighted_probabilities():
+    from jungleseg.jungle._predict import weighted_argmax
+
+    rng = np.random.default_rng(2)
+    for trial in range(60):
+        n, n_classes = int(rng.integers(0, 40)), int(rng.integers(1, 6))
+        values = rng.random((n, n_classes)).astype(np.float32 if trial % 2 else np.float64)
+        if trial % 3 == 0:
+            values = np.round(values * 2) / 2  # ties: the first class wins
+        if trial % 4 == 0 and values.size:
+            values.flat[rng.integers(0, values.size, 3)] = np.nan  # the first NaN wins
+        weights = (rng.random(n_classes) + 0.5).astype(np.float32)
+        np.testing.assert_array_equal(weighted_argmax(values, weights),
+                                      np.argmax(values * weights, axis=1))
+    jungle, _ = _worked_example()
+    proba = rng.random((4, 3, 5)).astype(np.float32)  # classes along axis 1
+    np.testing.assert_array_equal(jungle.label_indices(proba, axis=1),
+                                  np.argmax(proba, axis=1))
+
+
 def _worked_example(spread=1.0):
     """The lecture's worked example as a hand-built DAG: every split reads the pixel's own
     grey value v. The root (threshold 0.5) sends v to A (0.3) or B (0.7); A's right child
