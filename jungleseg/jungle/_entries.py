@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -27,6 +28,18 @@ class Entries:
     @property
     def n_dags(self) -> int:
         return int(self.dag.max()) + 1
+
+    @cached_property
+    def in_sample_order(self) -> np.ndarray:
+        """Entry indices by sample, and by DAG within a sample: the order the split
+        tables' passes visit entries in. Samples are drawn image by image, so an image's
+        pixels serve the candidates of every DAG that trains on it while they are in
+        cache, where entry order (DAG by DAG) brings each image in once per DAG.
+
+        >>> stack_entries([([0, 1], [1, 1]), ([0, 1], [1, 1])]).in_sample_order
+        array([0, 2, 1, 3])
+        """
+        return np.argsort(self.sample, kind="stable")
 
 
 def stack_entries(per_dag: Sequence[tuple[ArrayLike, ArrayLike]]) -> Entries:

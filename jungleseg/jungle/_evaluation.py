@@ -1,11 +1,11 @@
-"""The two evaluation passes of the split tables (:mod:`._tables`), in entry order.
+"""The two evaluation passes of the split tables (:mod:`._tables`), in sample order.
 
-A level's entries are visited in entry order, which is image order and within an image
-pixel order, and each entry evaluates every candidate it needs at once
-(:func:`jungleseg.features._kernels.response_rows`), so that an image is brought into cache
-once per pass however many nodes its samples have reached. Pass 1 evaluates the
-subsamples thresholds are drawn from; pass 2 evaluates large nodes' entries in batches,
-grouped by node for counting. Every parallel loop here claims its tasks
+A level's entries are visited by sample (every DAG's entry of a sample in turn), which is
+image order and within an image pixel order, and each entry evaluates every candidate it
+needs at once (:func:`jungleseg.features._kernels.response_rows`), so that an image is
+brought into cache once per pass however many nodes and DAGs its samples have reached.
+Pass 1 evaluates the subsamples thresholds are drawn from; pass 2 evaluates large nodes'
+entries in batches, grouped by node for counting. Every parallel loop here claims its tasks
 (:mod:`jungleseg._workers`), and tasks write disjoint outputs.
 """
 import numpy as np
@@ -21,8 +21,9 @@ THRESHOLD_STREAM = 3  # key separating the threshold draws' stream from the othe
 
 
 @njit(cache=True)
-def wave_entries(order, lo, size, active, a, b, entry_row, entry_pos):
-    """The entries of node rows ``a:b`` in entry order, with each one's row and position
+def wave_entries(order, lo, size, active, a, b, entry_row, entry_pos, visit):
+    """The entries of node rows ``a:b`` in the order of ``visit`` (a permutation of all
+    entries, :attr:`._entries.Entries.in_sample_order`), with each one's row and position
     in its node (``entry_row`` and ``entry_pos`` are scratch, -1 outside the wave)."""
     n = 0
     for i in range(a, b):
@@ -36,7 +37,8 @@ def wave_entries(order, lo, size, active, a, b, entry_row, entry_pos):
     rows = np.empty(n, np.int64)
     pos = np.empty(n, np.int64)
     x = 0
-    for e in range(entry_row.shape[0]):
+    for v in range(visit.shape[0]):
+        e = visit[v]
         if entry_row[e] >= 0:
             entries[x] = e
             rows[x] = entry_row[e]
@@ -140,7 +142,7 @@ def subsample_dests(big_rows, size, first, node_size, n_drawn, seed, dags, posit
 def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_off, pair_off,
                          pair_start, pair_dest, shift, entry_sample, s_image, s_row, s_col, store,
                          unclamped, kinds, params, values, n_workers):
-    """Pass 1: the responses thresholds are drawn from, entry by entry in entry order;
+    """Pass 1: the responses thresholds are drawn from, entry by entry in visit order;
     a small node's entry q writes all its candidates at ``val_off + q * n_drawn``, a large
     node's entry its drawn pairs at ``val_off + pair``. Candidate k of node row i has
     parameters ``params[i * n_candidates + k]``."""
@@ -210,7 +212,7 @@ def _every_response(kinds, params, i, n_k, every, pixels, integral, integral_off
 
 @njit(cache=True)
 def batch_slots(batch, rows, big_rows, row_rank):
-    """Pass 2 rows of one batch (wave entry indices, in entry order) grouped by node:
+    """Pass 2 rows of one batch (wave entry indices, in visit order) grouped by node:
     ``slot_start[rank]`` to ``slot_start[rank + 1]`` are the slots of the wave's large node
     of that rank; ``slots`` says which wave entry each slot holds, ``slot_of`` which slot
     each batch entry has."""
@@ -234,7 +236,7 @@ def batch_slots(batch, rows, big_rows, row_rank):
 @njit(parallel=True, cache=True, nogil=True)
 def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample, s_image,
                     s_row, s_col, store, unclamped, kinds, params, buffer, n_workers):
-    """Pass 2 evaluation, in entry order: every candidate of each batch entry, written at
+    """Pass 2 evaluation, in visit order: every candidate of each batch entry, written at
     ``buffer[slot * stride:]``."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     every = np.arange(kinds.shape[1])

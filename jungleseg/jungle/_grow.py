@@ -321,10 +321,11 @@ class _Grouped:
         """:func:`._tables.split_tables` of ``nodes``, whose candidates are drawn."""
         tr, p, s = self.tr, self.tr.params, self.tr.samples
         return split_tables(nodes, self.order, self.start, tr.entries.sample,
-                            tr.entries.weight, s.image, s.row, s.col, s.label, tr.store,
-                            tr.unclamped, kinds, cand_params, n_drawn, p.seed, streams,
-                            positions, depth, p.n_thresholds, THRESHOLD_SUBSAMPLE, P,
-                            keep_table, p.min_samples_leaf, tr.phi_table, p.criterion)
+                            tr.entries.weight, tr.entries.in_sample_order, s.image, s.row,
+                            s.col, s.label, tr.store, tr.unclamped, kinds, cand_params,
+                            n_drawn, p.seed, streams, positions, depth, p.n_thresholds,
+                            THRESHOLD_SUBSAMPLE, P, keep_table, p.min_samples_leaf,
+                            tr.phi_table, p.criterion)
 
 
 class _Local:

@@ -119,13 +119,13 @@ def dag_weights(shard: Shard, n_dags: int) -> np.ndarray:
 
 def _window(shard: Shard, req: TableRequest, rows: np.ndarray) -> tuple:
     """This shard's entry count of each node row, and its entries of ``rows`` (a mask)
-    in entry order with their rows and positions (:func:`._evaluation.wave_entries`)."""
+    in sample order with their rows and positions (:func:`._evaluation.wave_entries`)."""
     lo = shard.start[req.nodes]
     size = shard.start[req.nodes + 1] - lo
     entry_row = np.full(shard.entry_node.shape[0], -1, np.int64)
     entry_pos = np.empty(shard.entry_node.shape[0], np.int64)
     return size, wave_entries(shard.order, lo, size, rows & (size > 0), 0, req.nodes.size,
-                              entry_row, entry_pos)
+                              entry_row, entry_pos, shard.entries.in_sample_order)
 
 
 def subsamples(shard: Shard, first: np.ndarray, req: TableRequest) -> tuple:

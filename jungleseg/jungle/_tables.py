@@ -6,20 +6,20 @@ A candidate's thresholds are drawn at stratified random quantiles of its respons
 random subsample of the node's entries, from a stream keyed by (seed, DAG, level, node,
 candidate), so the tables do not depend on the thread count.
 
-Evaluation order (:mod:`._evaluation`). A level's entries are visited in entry order,
-which is image order and within an image pixel order (samples are drawn that way and
-entries keep their order), and every candidate a sample needs is evaluated while the
-pixels around it are in cache: sample-major, across all the level's nodes at once, so
-that each image is brought into cache once per pass however many nodes its samples have
-reached. Counting stays cheap because it happens apart from evaluation, node by node,
-where a node's thresholds and counts are in cache: a count of the candidate's T sorted
-thresholds below the response, and one increment. Two passes per level:
+Evaluation order (:mod:`._evaluation`). A level's entries are visited by sample, every
+DAG's entry of a sample in turn (``visit``), which is image order and within an image
+pixel order (samples are drawn that way), and every candidate a sample needs is evaluated
+while the pixels around it are in cache: sample-major, across all the level's nodes and
+DAGs at once, so that each image is brought into cache once per pass however many nodes
+and DAGs its samples have reached. Counting stays cheap because it happens apart from
+evaluation, node by node, where a node's thresholds and counts are in cache: a count of
+the candidate's T sorted thresholds below the response, and one increment. Two passes per level:
 
 1. *Subsamples*: the responses thresholds are drawn from (a node's every response when it
    holds at most ``THRESHOLD_SUBSAMPLE`` entries, which also gives its counts; else that
    many draws per candidate, grouped by entry so each entry evaluates its drawn
    candidates together). Thresholds follow, node by node.
-2. *Counting* (nodes with more entries): batches of entries in entry order evaluate all
+2. *Counting* (nodes with more entries): batches of entries in visit order evaluate all
    their node's candidates into a buffer, grouped by node; then each node counts its rows.
 
 Nodes are processed in *waves* whose buffers stay within ``_WAVE_BYTES`` (or the level's
@@ -375,11 +375,12 @@ def _waves(nbytes: np.ndarray, budget: int) -> list[tuple[int, int]]:
     return waves
 
 
-def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row, s_col,
-                 label, store, unclamped, kinds, params, n_drawn, seed, dags, positions,
+def split_tables(nodes, order, start, entry_sample, entry_weight, visit, s_image, s_row,
+                 s_col, label, store, unclamped, kinds, params, n_drawn, seed, dags, positions,
                  level, n_thresholds, n_subsample, P, keep_table, min_leaf, phi_table,
                  criterion):
-    """Left class histograms of every (node, candidate, threshold).
+    """Left class histograms of every (node, candidate, threshold); the passes visit the
+    entries in the order of ``visit`` (:attr:`._entries.Entries.in_sample_order`).
 
     A candidate's thresholds are drawn at stratified random quantiles of its responses
     on a random subsample of the node's entries (no more thresholds than gaps in the
@@ -429,7 +430,7 @@ def split_tables(nodes, order, start, entry_sample, entry_weight, s_image, s_row
         pair_dest = np.empty(int(n_values[big_rows].sum()), np.int32)
         counts = np.empty(int(n_counts[big_rows].sum()), np.int32)
         entries, e_rows, e_pos = wave_entries(order, lo, size, active, a, b, entry_row,
-                                               entry_pos)
+                                               entry_pos, visit)
         with threads(workers_for(n_sub * n_drawn[big_rows].sum())):
             draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub,
                              pos_off, pair_off, pair_start, pair_dest,
@@ -464,7 +465,7 @@ def _count_pass(in_big, big_rows, entries, e_rows, buffer, n_drawn, entry_sample
                 entry_weight, s_image, s_row, s_col, label, store, unclamped, kinds, params,
                 thresholds, n_thr, P, counts, count_off, finalise, keep_table, table, wl,
                 tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion) -> None:
-    """Pass 2: the wave entries ``in_big`` (of nodes ``big_rows``, in entry order) evaluate
+    """Pass 2: the wave entries ``in_big`` (of nodes ``big_rows``, in visit order) evaluate
     every candidate of their node in batches that fill ``buffer``, and are counted, node
     by node, into ``counts`` (or with ``keep_table`` into ``table``, whole classes); with
     ``finalise``, each node's best thresholds and costs follow its last batch."""

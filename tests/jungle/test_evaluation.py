@@ -11,7 +11,7 @@ from jungleseg.jungle._evaluation import (
 )
 
 
-def test_wave_entries_lists_the_active_rows_entries_in_entry_order():
+def test_wave_entries_lists_the_active_rows_entries_in_visit_order():
     rng = np.random.default_rng(0)
     node_of = rng.integers(0, 4, 50)
     order = np.argsort(node_of, kind="stable")
@@ -19,13 +19,14 @@ def test_wave_entries_lists_the_active_rows_entries_in_entry_order():
     lo = np.concatenate([[0], np.cumsum(size)[:-1]])
     active = np.array([True, False, True, True])
     row, pos = np.full(50, -1, np.int64), np.full(50, -1, np.int64)
-    entries, rows, positions = wave_entries(order, lo, size, active, 1, 4, row, pos)
-    expected = np.flatnonzero((node_of >= 1) & active[node_of])
-    np.testing.assert_array_equal(entries, expected)  # rows 1..3, active only, sorted
-    np.testing.assert_array_equal(rows, node_of[expected])
-    for e, r, q in zip(entries, rows, positions):
-        assert order[lo[r] + q] == e  # position q within its node
-    assert (row == -1).all()  # the scratch is left clean for the next wave
+    for visit in (np.arange(50), rng.permutation(50)):
+        entries, rows, positions = wave_entries(order, lo, size, active, 1, 4, row, pos, visit)
+        wanted = (node_of >= 1) & active[node_of]  # rows 1..3, active only
+        np.testing.assert_array_equal(entries, visit[wanted[visit]])  # in visit order
+        np.testing.assert_array_equal(rows, node_of[entries])
+        for e, r, q in zip(entries, rows, positions):
+            assert order[lo[r] + q] == e  # position q within its node
+        assert (row == -1).all()  # the scratch is left clean for the next wave
 
 
 @pytest.mark.parametrize("n_tasks", [1, 3, 8])

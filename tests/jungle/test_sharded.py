@@ -49,10 +49,11 @@ def test_shard_tables_sum_to_the_single_machine_tables(keep_table, n_shards, mon
             positions, P = level
         n_classes = int(samples.label.max()) + 1
         phi_table = make_phi_table(int(entry_weight.sum()), 0)
-        want = split_tables(nodes, order, start, entry_sample, entry_weight, samples.image,
-                            samples.row, samples.col, samples.label, store.as_tuple(),
-                            unclamped, kinds, params, n_drawn, 11, dags, positions, 3, 6,
-                            N_SUB, P, keep_table, 2, phi_table, 0)
+        want = split_tables(nodes, order, start, entry_sample, entry_weight,
+                            np.arange(entry_sample.size), samples.image, samples.row,
+                            samples.col, samples.label, store.as_tuple(), unclamped, kinds,
+                            params, n_drawn, 11, dags, positions, 3, 6, N_SUB, P, keep_table,
+                            2, phi_table, 0)
         p = GrowParams(n_classes, n_thresholds=6, min_samples_leaf=2, seed=11)
         tr = _Training(None, None, None, family.spec(), family.n_params, p, phi_table, False,
                        np.arange(2), ())

@@ -186,23 +186,26 @@ def test_tables_equal_the_reference_loop(keep_table, wave_bytes, n_thresholds, m
         phi_table = make_phi_table(int(entry_weight.sum()), 0)
         n_sub = 64  # some nodes hold more entries, some fewer
         tuple_store = store.as_tuple()
-        got = split_tables(nodes, order, start, entry_sample, entry_weight, samples.image,
-                           samples.row, samples.col, samples.label, tuple_store, unclamped,
-                           kinds, params, n_drawn, 11, dags, positions, 3, n_thresholds,
-                           n_sub, P, keep_table, 2, phi_table, 0)
         want = reference_tables(nodes, order, start, entry_sample, entry_weight, samples,
                                 tuple_store, kinds, params, n_drawn, 11, dags, positions, 3,
                                 n_thresholds, n_sub, P, 2, phi_table, 0)
         sizes = np.diff(start)[nodes]
         assert sizes.max() > n_sub > sizes.min(), name
-        np.testing.assert_array_equal(got[0], want[0], err_msg=name)
-        for g, w, what in zip(got[4:], want[4:], ("best threshold", "cost")):
-            np.testing.assert_array_equal(g, w, err_msg=f"{name}: {what}")
-        if keep_table:
-            for g, w, what in zip(got[1:4], want[1:4], ("table", "left weights", "costs")):
+        # visited by sample (as growth does), in entry order, or in any order: same tables
+        for visit in (np.argsort(entry_sample, kind="stable"), np.arange(entry_sample.size),
+                      rng.permutation(entry_sample.size)):
+            got = split_tables(nodes, order, start, entry_sample, entry_weight, visit,
+                               samples.image, samples.row, samples.col, samples.label,
+                               tuple_store, unclamped, kinds, params, n_drawn, 11, dags,
+                               positions, 3, n_thresholds, n_sub, P, keep_table, 2, phi_table, 0)
+            np.testing.assert_array_equal(got[0], want[0], err_msg=name)
+            for g, w, what in zip(got[4:], want[4:], ("best threshold", "cost")):
                 np.testing.assert_array_equal(g, w, err_msg=f"{name}: {what}")
-        else:
-            assert got[1].shape[0] == 0
+            if keep_table:
+                for g, w, what in zip(got[1:4], want[1:4], ("table", "left weights", "costs")):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{name}: {what}")
+            else:
+                assert got[1].shape[0] == 0
 
 
 def test_routing_does_not_depend_on_entry_order():
