@@ -34,7 +34,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
-from numba import types
+import numpy as np
+from numba import njit, prange, types
 from numba.extending import intrinsic
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -47,6 +48,9 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 SERIAL_WORK = 20_000
 #: Tasks per worker: enough that a slowed thread's share moves to the others.
 TASKS_PER_WORKER = 8
+#: Arrays from this size on are faulted into memory on every thread (:func:`fresh_array`).
+FRESH_BYTES = 64 << 20
+_PAGE_BYTES = 4096
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
 _POOLS_LOCK = threading.Lock()
@@ -74,6 +78,37 @@ def workers_for(work: float) -> int:
     """Workers for a parallel region of this much work: 1 below :data:`SERIAL_WORK`,
     else Numba's current thread count."""
     return 1 if work < SERIAL_WORK else numba.get_num_threads()
+
+
+def fresh_array(n: int, dtype) -> np.ndarray:
+    """``numpy.empty(n, dtype)``, its pages brought into memory by every Numba thread
+    when it holds at least :data:`FRESH_BYTES`.
+
+    The first write to a page the process has not used costs a page fault, and on a
+    virtual machine the host backing the page too: several seconds per gigabyte on some.
+    Filling a training store of gigabytes image by image pays that on one thread; here
+    the threads pay it together, first, and the fill then writes memory in place. The
+    values are left undefined, as ``numpy.empty`` leaves them."""
+    array = np.empty(n, dtype)
+    workers = numba.get_num_threads()
+    if array.nbytes >= FRESH_BYTES and workers > 1:
+        _touch_pages(array.reshape(-1).view(np.uint8), workers)
+    return array
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _touch_pages(raw, n_workers):
+    """Write a 0 byte into every page of ``raw``, in page ranges the workers claim."""
+    n_pages = (raw.shape[0] + _PAGE_BYTES - 1) // _PAGE_BYTES
+    n_tasks = n_workers * TASKS_PER_WORKER
+    counter = np.zeros(1, np.int64)
+    for _ in prange(n_workers):
+        while True:
+            task = claim(counter)
+            if task >= n_tasks:
+                break
+            for page in range(task * n_pages // n_tasks, (task + 1) * n_pages // n_tasks):
+                raw[page * _PAGE_BYTES] = 0
 
 
 @contextlib.contextmanager

@@ -157,3 +157,38 @@ def test_ordered_map_stops_reading_when_told_and_yields_what_it_began():
         got = list(ordered_map(work, items(), stop=stopped.is_set))
     assert 5 in got and got == list(range(len(got)))  # in order, every item begun
     assert len(got) == len(read) < 20  # nothing read after the stop, and nothing dropped
+
+
+def test_fresh_arrays_are_faulted_in_on_every_thread_and_stores_in_them_hold_the_same():
+    import jungleseg._workers as workers
+    from jungleseg.features import ColourFeatures
+
+    touched = []
+    touch = workers._touch_pages
+
+    def recording_touch(raw, n_workers):
+        touched.append((raw.size, n_workers))
+        touch(raw, n_workers)
+        raw[::workers._PAGE_BYTES] = 7  # garbage the fill must overwrite (checked below)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workers, "_touch_pages", recording_touch)
+        patch.setattr(workers, "FRESH_BYTES", 1 << 16)
+        with threads(2):
+            small = workers.fresh_array(100, np.float32)
+            large = workers.fresh_array(50_000, np.float64)
+            images = [np.random.default_rng(0).random((120, 90, 3)).astype(np.float32)]
+            family = ColourFeatures(max_offset=4)
+            touched_store = family.prepare(images)
+        with threads(1):
+            serial = workers.fresh_array(50_000, np.float64)
+    assert small.shape == (100,) and small.dtype == np.float32
+    assert large.shape == (50_000,) and large.dtype == np.float64 and serial.size == 50_000
+    # the large array, then the store's pixels and its integral images (box kinds)
+    assert touched == [(400_000, 2), (120 * 90 * 3 * 4, 2), (121 * 91 * 3 * 8, 2)]
+    plain = family.prepare(images)  # FRESH_BYTES as shipped: this store is not touched
+    np.testing.assert_array_equal(touched_store.pixels, plain.pixels)  # the fill wrote it all
+    np.testing.assert_array_equal(touched_store.integral, plain.integral)
+    raw = np.full(3 * workers._PAGE_BYTES + 5, 9, np.uint8)
+    workers._touch_pages(raw, 2)  # the compiled kernel: one 0 byte at each page's start
+    assert np.flatnonzero(raw == 0).tolist() == [0, 4096, 8192, 12288]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._workers import fresh_array
 from ._filters import integral_planes
 
 
@@ -145,7 +146,7 @@ class ImageStore:
         slices = [d + (2 * int(pad_z) if volumes else 0) for d, _, _ in full]
         sizes = np.array([n_channels * n * (h + 2 * pad) * (w + 2 * pad)
                           for n, (_, h, w) in zip(slices, full)], np.int64)
-        store = cls(pixels=np.empty(int(sizes.sum()), np.float32),
+        store = cls(pixels=fresh_array(int(sizes.sum()), np.float32),
                     offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
                     height=np.array([h for _, h, _ in full], np.int32),
                     width=np.array([w for _, _, w in full], np.int32),
@@ -165,7 +166,7 @@ class ImageStore:
         n = self.n_channels
         sizes = np.array([n * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes], np.int64)
         integral_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        table = np.empty(int(sizes.sum()), np.float64)
+        table = fresh_array(int(sizes.sum()), np.float64)
         for p, start, size in zip(planes, integral_offset, sizes):
             integral_planes(p, table[start:start + size].reshape(n, p.shape[1] + 1,
                                                                  p.shape[2] + 1))
