@@ -119,8 +119,9 @@ class ImageStore:
               pad: int = 0, pad_z: int | None = None, border: str = "edge"
               ) -> "ImageStore":
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
-        (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)`` writes straight into the
-        (n_channels, H, W) view of image ``i`` (no second copy).
+        (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)``
+        writes straight into the (n_channels, H, W) view of image ``i`` (no second copy);
+        its memory comes from :func:`jungleseg._workers.fresh_array`.
 
         With ``pad_z`` (an int, 0 allowed), a store of volumes of ``shapes`` (D, H, W),
         ``pad_z`` edge slices repeated before and after each, and ``fill`` writing the
