@@ -173,9 +173,11 @@ class Jungle:
         """Class indices that probabilities ``proba`` label (along ``axis``), as the
         traversal labels: the largest probability times :meth:`label_weights` (the
         first such class, as :func:`numpy.argmax` picks it)."""
+        weights = self.label_weights()
         proba = np.moveaxis(np.asarray(proba), axis, -1)
-        rows = np.ascontiguousarray(proba).reshape(-1, proba.shape[-1])
-        return weighted_argmax(rows, self.label_weights()).reshape(proba.shape[:-1])
+        rows = np.ascontiguousarray(proba, np.result_type(proba.dtype, weights.dtype))
+        return weighted_argmax(rows.reshape(-1, proba.shape[-1]), weights).reshape(
+            proba.shape[:-1])  # in the type NumPy would multiply in
 
     def predict_proba(self, store: ImageStore, samples: Samples) -> np.ndarray:
         """Class probabilities (n_samples, n_classes), float32."""

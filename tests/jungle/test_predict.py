@@ -126,6 +126,8 @@ def test_label_indices_pick_as_numpy_argmax_of_the_weighted_probabilities():
     proba = rng.random((4, 3, 5)).astype(np.float32)  # classes along axis 1
     np.testing.assert_array_equal(jungle.label_indices(proba, axis=1),
                                   np.argmax(proba, axis=1))
+    low = np.round(proba * 4).astype(np.float16)  # ties; a type Numba does not compute in
+    np.testing.assert_array_equal(jungle.label_indices(low, axis=1), np.argmax(low, axis=1))
 
 
 def _worked_example(spread=1.0):
