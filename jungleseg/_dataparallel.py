@@ -409,16 +409,13 @@ def fit_in_process(estimator: JungleSegmenter, images: Sequence, labels: Sequenc
 def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tuple:
     """Every shard loaded and prepared on its worker: their states (futures on a
     cluster), the driver's part of :func:`_prepare` for each, and the plan."""
-    from .features import DepthFeatures
     from .segmentation._context import cheap_pad
 
     loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
               for s, (a, b) in enumerate(ranges)]
     described = runner.get([runner.run(s, _described, f) for s, f in enumerate(loaded)])
     family = estimator._family()
-    ignore = {int(v) for v in estimator.ignore}
-    if isinstance(family, DepthFeatures):
-        ignore.add(int(estimator.background))
+    ignore = estimator._never_trained(family)
     values = np.unique(np.concatenate([d["values"] for d in described]))
     classes = np.array([v for v in values if int(v) not in ignore])
     if classes.size < 2:

@@ -105,13 +105,10 @@ def _train_model(estimator, split, args, client=None):
 
 def _check_training_memory(estimator, split, budget: int) -> None:
     from ._memory import format_size, training_bytes
-    from .features import DepthFeatures
     from .segmentation._sampling import trainable_boxes
 
     family = estimator._family()
-    ignored = {int(v) for v in estimator.ignore}
-    if isinstance(family, DepthFeatures):
-        ignored.add(int(estimator.background))
+    ignored = estimator._never_trained(family)
     values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
     classes = [v for v in values if int(v) not in ignored]
     # depth training stores only the box around each body (JungleSegmenter.fit)

@@ -239,9 +239,7 @@ class JungleSegmenter(JungleBase):
         family = self._family()
         ndim = family.spatial_ndim
         images, input_values = training_values(images, family)
-        ignore = set(int(v) for v in self.ignore)
-        if isinstance(family, DepthFeatures):
-            ignore.add(int(self.background))
+        ignore = self._never_trained(family)
         values = np.unique(np.concatenate([label_values(lab) for lab in labels]))
         classes = np.array([v for v in values if int(v) not in ignore])
         if classes.size < 2:
@@ -321,6 +319,13 @@ class JungleSegmenter(JungleBase):
         self.model_bytes_ = self.jungle_.nbytes
         self.n_samples_ = last.n_samples_
         return self
+
+    def _never_trained(self, family: FeatureFamily) -> set[int]:
+        """Label values never sampled: ``ignore``, and for depth features ``background``."""
+        ignored = {int(v) for v in self.ignore}
+        if isinstance(family, DepthFeatures):
+            ignored.add(int(self.background))
+        return ignored
 
     def _check_memory(self, images, store_shapes) -> None:
         """MemoryError, before the store is made and growth begins, when training cannot
