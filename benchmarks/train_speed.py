@@ -41,6 +41,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from functools import partial
 from pathlib import Path
 
@@ -172,17 +173,28 @@ def kinect(args, threads):
     frames_per_second(model.jungle_, render_frames(100 if args.quick else 300, seed=1)[0])
 
 
+def drain(results) -> None:
+    """Take every result of an iterator and keep none."""
+    deque(results, maxlen=0)
+
+
 def frames_per_second(jungle, frames) -> None:
     """Segmentation speed of whole depth frames, labels only and with probabilities, best
     of three passes (depth conversion, foreground and labelling included): one frame at a
     time (``segment``, each frame's traversal on every thread) and as a stream
-    (``segment_frames``, frames on threads at once)."""
+    (``segment_frames``, frames on threads at once).
+
+    Each result is dropped as the next comes, as a loop over a camera's frames would drop
+    it. Kept, 300 frames' probabilities take 2.9 GB of memory that the process has not used
+    before, and the time to write it (seconds per GB on some virtual machines) would be
+    measured instead of the segmentation."""
     from jungleseg import segment, segment_frames
 
     segment(jungle, frames[0])
     fg = float(np.mean([np.count_nonzero(f) for f in frames]))
-    ways = {"one at a time": lambda p: [segment(jungle, f, probabilities=p) for f in frames],
-            "as a stream": lambda p: list(segment_frames(jungle, frames, probabilities=p))}
+    ways = {"one at a time": lambda p: drain(segment(jungle, f, probabilities=p)
+                                             for f in frames),
+            "as a stream": lambda p: drain(segment_frames(jungle, frames, probabilities=p))}
     for probabilities in (False, True):
         rates = {}
         for way, run in ways.items():
