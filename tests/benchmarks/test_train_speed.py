@@ -24,16 +24,18 @@ def load_script(monkeypatch):
 
 def test_drain_takes_every_result_and_keeps_none(monkeypatch):
     speed = load_script(monkeypatch)
-    made = []
+    made, held = [], []
 
     def results():
         for _ in range(5):
+            held.append(sum(ref() is not None for ref in made))  # earlier results alive
             result = np.zeros(3)
             made.append(weakref.ref(result))
             yield result
+            del result
 
     assert speed.drain(results()) is None
-    assert len(made) == 5 and all(ref() is None for ref in made)  # none is still held
+    assert len(made) == 5 and held == [0] * 5
 
 
 def test_frames_per_second_times_both_ways_with_and_without_probabilities(capsys,
