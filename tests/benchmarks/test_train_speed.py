@@ -1,5 +1,6 @@
-"""benchmarks/train_speed.py's frame timing on a small depth model: both ways run, print
-their rates, and keep none of the results they time."""
+"""benchmarks/train_speed.py on small depth models: frame timing runs both ways, prints
+their rates and keeps none of the results it times; an image workload fits twice and
+compares both fits with the peer."""
 import importlib.util
 import re
 import sys
@@ -54,3 +55,19 @@ def test_frames_per_second_times_both_ways_with_and_without_probabilities(capsys
         rates = re.findall(r"(\d+) frames/s (one at a time|as a stream)", line)
         assert [way for _, way in rates] == ["one at a time", "as a stream"]
         assert all(int(rate) > 0 for rate, _ in rates)
+
+
+def test_image_workload_fits_twice_and_compares_both_fits_with_the_peer(capsys, monkeypatch):
+    speed = load_script(monkeypatch)
+    depth, parts = render_frames(4, seed=2, size=(60, 80))
+    config = speed.load_config(speed.CONFIGS / "kinect.yaml").with_overrides({
+        "jungle.n_estimators": 1, "jungle.max_width": 8, "jungle.max_depth": 4,
+        "jungle.n_candidate_features": 10, "sampling.samples_per_image": 50,
+        "sampling.images_per_dag": None})
+    model = speed.image_workload("kinect", config, list(depth), list(parts), 1)
+    out = capsys.readouterr().out
+    fits = re.findall(r"(jungle \(1 thr\)|again, on memory used before) +([\d.]+) s", out)
+    assert [label for label, _ in fits] == ["jungle (1 thr)", "again, on memory used before"]
+    ratios = re.search(r"jungle / peer time: ([\d.]+) \(again: ([\d.]+)\)", out)
+    assert ratios is not None and all(float(r) > 0 for r in ratios.groups())
+    assert model.node_count_ > 1
