@@ -71,3 +71,4 @@ def test_image_workload_fits_twice_and_compares_both_fits_with_the_peer(capsys, 
     ratios = re.search(r"jungle / peer time: ([\d.]+) \(again: ([\d.]+)\)", out)
     assert ratios is not None and all(float(r) > 0 for r in ratios.groups())
     assert model.node_count_ > 1
+    assert re.findall(r"nodes (\d+)", out) == [str(model.node_count_)] * 2  # the same model
