@@ -6,7 +6,10 @@ that another process keeps off its core holds up the whole loop. Kernels here ru
 claims tasks from a shared counter until none are left (:func:`claim`): a slowed thread
 simply claims fewer. Tasks write disjoint outputs, so results never depend on which
 worker ran what. Work too small to repay waking a second thread runs on the calling
-thread alone (:func:`workers_for`).
+thread alone (:func:`workers_for`). Regions too short for a slowed thread's share to
+amortise its wait at the region's closing barrier run on no more threads than other
+processes have lately left cores free (:func:`free_cores`), and so do the filter threads
+below: a thread on a core that another process holds would hold them up.
 
 Threads that finish a region wait for the next one passively (``OMP_WAIT_POLICY``, unless
 the caller set it): OpenMP's default spins for a while, and on a machine whose cores are
@@ -15,7 +18,8 @@ takes effect if Numba's OpenMP runtime starts after this import, as it does when
 jungleseg's kernels are the first parallel code to run.
 
 Image filters (OpenCV, NumPy) release the GIL, so independent filters of one image run on
-Python threads (:func:`thread_map`), as many as Numba may use: one setting bounds both.
+Python threads (:func:`thread_map`), as many as Numba may use and cores are free: one
+setting bounds both.
 Those threads are kept between calls: starting a pool's threads costs several times what
 handing them work does.
 
@@ -29,6 +33,7 @@ import contextlib
 import itertools
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -46,11 +51,20 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 #: on an idle machine and lose nothing measurable with a busy core
 #: (``docs/performance.md``).
 SERIAL_WORK = 20_000
+#: Work from which a region uses every thread even while other processes hold cores: each
+#: thread's share then outweighs the wait for a slowed thread at the closing barrier.
+SHARED_WORK = 400_000
 #: Tasks per worker: enough that a slowed thread's share moves to the others.
 TASKS_PER_WORKER = 8
 #: Arrays from this size on are faulted into memory on every thread (:func:`fresh_array`).
 FRESH_BYTES = 64 << 20
 _PAGE_BYTES = 4096
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+_PROC_STAT = "/proc/stat"  # Linux: first line "cpu user nice system idle iowait irq ..."
+_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+#: Least seconds between the readings :func:`free_cores` compares.
+_FREE_CORES_WINDOW = 0.1
+_cpu_reading = (None, _CORES)  # (the last compared reading of _cpu_times, free cores)
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
 _POOLS_LOCK = threading.Lock()
@@ -76,8 +90,49 @@ def claim(typingctx, counter):
 
 def workers_for(work: float) -> int:
     """Workers for a parallel region of this much work: 1 below :data:`SERIAL_WORK`,
-    else Numba's current thread count."""
-    return 1 if work < SERIAL_WORK else numba.get_num_threads()
+    Numba's current thread count from :data:`SHARED_WORK`, and in between no more than
+    the cores that other processes have lately left free (:func:`free_cores`)."""
+    if work < SERIAL_WORK:
+        return 1
+    n = numba.get_num_threads()
+    return n if work >= SHARED_WORK or n == 1 else min(n, free_cores())
+
+
+def free_cores() -> int:
+    """The cores this process may use that other processes left free lately (at least 1).
+
+    Linux counts every core's busy time in ``/proc/stat``; less this process's own CPU
+    time, over the same wall time, that is how many cores the rest of the machine kept
+    busy on average. Readings at least ``_FREE_CORES_WINDOW`` seconds apart update the
+    figure, so a competing process shows within a window or two of its start, and the
+    file is read at most once a window. A core counts as taken from a quarter of its time on:
+    a thread there would be descheduled often enough to hold up its region's closing
+    barrier. Before the first window, and where the counts cannot be read (not Linux),
+    every core is free."""
+    global _cpu_reading
+    before, free = _cpu_reading
+    if before is not None and time.monotonic() - before[0] < _FREE_CORES_WINDOW:
+        return free
+    now = _cpu_times()
+    if now is None:
+        return _CORES
+    if before is not None:
+        others = ((now[1] - before[1]) - (now[2] - before[2])) / (now[0] - before[0])
+        free = max(1, _CORES - int(others + 0.75))
+    _cpu_reading = (now, free)
+    return free
+
+
+def _cpu_times() -> tuple[float, float, float] | None:
+    """(wall seconds, seconds of busy time summed over the machine's cores, this process's
+    CPU seconds), or None where ``/proc/stat`` cannot be read."""
+    try:
+        with open(_PROC_STAT) as f:
+            ticks = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    busy = sum(ticks) - ticks[3] - ticks[4]  # all but idle and waiting for I/O
+    return time.monotonic(), busy / _TICKS_PER_SECOND, time.process_time()
 
 
 def fresh_array(n: int, dtype) -> np.ndarray:
@@ -87,11 +142,14 @@ def fresh_array(n: int, dtype) -> np.ndarray:
     The first write to a page the process has not used costs a page fault, and on a
     virtual machine the host backing the page too: several seconds per gigabyte on some.
     Filling a training store of gigabytes image by image pays that on one thread; here
-    the threads pay it together, first, and the fill then writes memory in place. The
-    values are left undefined, as ``numpy.empty`` leaves them."""
+    the threads pay it together (as many as cores are free), first, and the fill then
+    writes memory in place. The values are left undefined, as ``numpy.empty`` leaves
+    them."""
     array = np.empty(n, dtype)
-    workers = numba.get_num_threads()
-    if array.nbytes >= FRESH_BYTES and workers > 1:
+    if array.nbytes < FRESH_BYTES or numba.get_num_threads() == 1:
+        return array
+    workers = min(numba.get_num_threads(), free_cores())
+    if workers > 1:
         _touch_pages(array.reshape(-1).view(np.uint8), workers)
     return array
 
@@ -125,9 +183,9 @@ def threads(n: int):
 
 def thread_map(function: Callable, items: Iterable) -> list:
     """``[function(x) for x in items]``, run on as many Python threads as Numba's current
-    thread count allows (the calling thread alone for one). For calls that release the GIL
-    (OpenCV filters, large NumPy operations) writing disjoint outputs: the results do not
-    depend on the thread count.
+    thread count and the free cores allow (the calling thread alone for one). For calls
+    that release the GIL (OpenCV filters, large NumPy operations) writing disjoint
+    outputs: the results do not depend on the thread count.
 
     The calling thread works too: it and the kept helper threads claim items in turn, and
     once none are left it waits only for helpers that have started. A helper that another
@@ -135,6 +193,8 @@ def thread_map(function: Callable, items: Iterable) -> list:
     ``function`` cannot wait on itself."""
     items = list(items)
     n = min(numba.get_num_threads(), len(items))
+    if n > 1:
+        n = min(n, free_cores())
     if n <= 1:
         return [function(x) for x in items]
     results = [None] * len(items)

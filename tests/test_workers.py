@@ -1,5 +1,8 @@
 """Dynamic scheduling: every task is claimed exactly once, whatever the worker count; Python
 threads for filters run within the same thread budget."""
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -8,10 +11,14 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
+from jungleseg import _workers
 from jungleseg._workers import (
     SERIAL_WORK,
+    SHARED_WORK,
     _pool,
     claim,
+    free_cores,
+    fresh_array,
     ordered_map,
     thread_map,
     threads,
@@ -38,8 +45,20 @@ def test_every_task_is_claimed_once():
         assert counter[0] == 1000 + n_workers  # each worker's last claim found none
 
 
-def test_small_work_runs_on_one_thread():
+@pytest.fixture
+def every_core_free(monkeypatch):
+    """Thread counts as on an idle machine, whatever else runs while the tests do."""
+    monkeypatch.setattr(_workers, "free_cores", lambda: 64)
+
+
+def test_small_work_runs_on_one_thread_and_short_regions_on_the_free_cores(monkeypatch):
     assert workers_for(SERIAL_WORK - 1) == 1
+    monkeypatch.setattr(_workers, "free_cores", lambda: 1)
+    with threads(2):
+        assert workers_for(SERIAL_WORK) == 1
+        assert workers_for(SHARED_WORK - 1) == 1
+        assert workers_for(SHARED_WORK) == numba.get_num_threads()  # large: every thread
+    monkeypatch.setattr(_workers, "free_cores", lambda: 64)
     assert workers_for(SERIAL_WORK) == numba.get_num_threads()
     before = numba.get_num_threads()
     with threads(1):
@@ -47,7 +66,82 @@ def test_small_work_runs_on_one_thread():
     assert numba.get_num_threads() == before
 
 
-def test_thread_map_keeps_order_and_stays_within_the_thread_budget():
+def test_free_cores_counts_the_cores_other_processes_kept_busy(monkeypatch):
+    readings = iter([(0.0, 10.0, 5.0),   # (wall s, machine's busy core s, own CPU s)
+                     (1.0, 11.0, 6.0),   # all the busy time was this process's
+                     (2.0, 13.0, 6.5),   # others kept 1.5 cores busy
+                     (3.0, 13.5, 6.7),   # others 0.3 of a core: a quarter or more
+                     (4.0, 13.7, 6.8),   # others 0.1
+                     (5.0, 18.7, 6.8),   # others 5 cores: still 1 for this process
+                     None])              # unreadable
+    monkeypatch.setattr(_workers, "_cpu_times", lambda: next(readings))
+    monkeypatch.setattr(_workers, "_CORES", 4)
+    monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 0.0)
+    monkeypatch.setattr(_workers, "_cpu_reading", (None, 4))
+    assert [free_cores() for _ in range(7)] == [4, 4, 2, 3, 4, 1, 4]
+
+
+def test_cpu_times_reads_the_busy_time_of_every_core(monkeypatch, tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n")
+    monkeypatch.setattr(_workers, "_PROC_STAT", str(stat))
+    monkeypatch.setattr(_workers, "_TICKS_PER_SECOND", 100)
+    assert _workers._cpu_times()[1] == 1.5  # 150 ticks neither idle nor waiting for I/O
+    monkeypatch.setattr(_workers, "_PROC_STAT", str(tmp_path / "missing"))
+    assert _workers._cpu_times() is None
+    monkeypatch.setattr(_workers, "_cpu_reading", (None, 1))
+    assert free_cores() == _workers._CORES  # no counts (not Linux): every core
+
+
+def test_free_cores_reads_the_machine_once_a_window(monkeypatch):
+    reads = []
+
+    def cpu_times():
+        reads.append(time.monotonic())
+        return reads[-1], 0.0, 0.0
+
+    monkeypatch.setattr(_workers, "_cpu_times", cpu_times)
+    monkeypatch.setattr(_workers, "_cpu_reading", (None, 1))
+    monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 60.0)
+    for _ in range(5):
+        free_cores()
+    assert len(reads) == 1
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux's /proc/stat")
+def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
+    monkeypatch.setattr(_workers, "_cpu_reading", (None, _workers._CORES))
+    assert free_cores() == _workers._CORES  # before the first window
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(_workers._CORES)]
+    try:
+        time.sleep(0.5)  # started
+        free_cores()
+        time.sleep(2 * _workers._FREE_CORES_WINDOW)  # a window of every core taken
+        assert free_cores() == 1
+    finally:
+        for process in spinning:
+            process.kill()
+            process.wait()
+
+
+def test_thread_map_and_fresh_arrays_use_only_the_free_cores(monkeypatch):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs two threads")
+    touched = []
+    monkeypatch.setattr(_workers, "_touch_pages", lambda raw, n: touched.append(n))
+    monkeypatch.setattr(_workers, "free_cores", lambda: 1)
+    with threads(2):
+        idents = thread_map(lambda _: (time.sleep(0.01), threading.get_ident())[1], range(6))
+        assert set(idents) == {threading.get_ident()}
+        fresh_array(_workers.FRESH_BYTES, np.uint8)
+        assert touched == []
+        monkeypatch.setattr(_workers, "free_cores", lambda: 2)
+        fresh_array(_workers.FRESH_BYTES, np.uint8)
+        assert touched == [2]
+
+
+def test_thread_map_keeps_order_and_stays_within_the_thread_budget(every_core_free):
     def slow_square(x):
         time.sleep(0.02)  # each item outlasts a thread's start: items spread over threads
         return x * x, threading.get_ident()
@@ -63,7 +157,8 @@ def test_thread_map_keeps_order_and_stays_within_the_thread_budget():
         assert len({t for _, t in two}) == 2
 
 
-def test_thread_map_keeps_its_threads_and_never_waits_for_a_helper_that_has_not_started():
+def test_thread_map_keeps_its_threads_and_never_waits_for_a_helper_that_has_not_started(
+        every_core_free):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs two threads")
 
