@@ -110,9 +110,10 @@ def test_free_cores_reads_the_machine_once_a_window(monkeypatch):
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux's /proc/stat")
 def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
-    cores = min(_workers._CORES, 4)  # as if this process had that many (the rest stay free)
+    all_cores = _workers._CORES
+    cores = min(all_cores, 4)  # as if this process had that many (the rest stay free)
     monkeypatch.setattr(_workers, "_CORES", cores)
-    monkeypatch.setattr(_workers, "_cpu_reading", (None, cores))
+    _workers._cpu_reading = (None, cores)
     assert free_cores() == cores  # before the first window
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                 for _ in range(cores)]
@@ -125,6 +126,7 @@ def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
         for process in spinning:
             process.kill()
             process.wait()
+        _workers._cpu_reading = (None, all_cores)  # later readings start a window afresh
 
 
 def test_thread_map_and_fresh_arrays_use_only_the_free_cores(monkeypatch):
@@ -256,7 +258,8 @@ def test_ordered_map_stops_reading_when_told_and_yields_what_it_began():
     assert len(got) == len(read) < 20  # nothing read after the stop, and nothing dropped
 
 
-def test_fresh_arrays_are_faulted_in_on_every_thread_and_stores_in_them_hold_the_same():
+def test_fresh_arrays_are_faulted_in_on_every_thread_and_stores_in_them_hold_the_same(
+        every_core_free):
     import jungleseg._workers as workers
     from jungleseg.features import ColourFeatures
 
