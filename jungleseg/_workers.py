@@ -60,6 +60,7 @@ TASKS_PER_WORKER = 8
 FRESH_BYTES = 64 << 20
 _PAGE_BYTES = 4096
 _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+_MACHINE_CORES = max(os.cpu_count() or 1, _CORES)  # all that /proc/stat's first line sums
 _PROC_STAT = "/proc/stat"  # Linux: first line "cpu user nice system idle iowait irq ..."
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: Least seconds between the readings :func:`free_cores` compares.
@@ -103,12 +104,13 @@ def free_cores() -> int:
 
     Linux counts every core's busy time in ``/proc/stat``; less this process's own CPU
     time, over the same wall time, that is how many cores the rest of the machine kept
-    busy on average. Readings at least ``_FREE_CORES_WINDOW`` seconds apart update the
-    figure, so a competing process shows within a window or two of its start, and the
-    file is read at most once a window. A core counts as taken from a quarter of its time on:
-    a thread there would be descheduled often enough to hold up its region's closing
-    barrier. Before the first window, and where the counts cannot be read (not Linux),
-    every core is free."""
+    busy on average, spread over all its cores (of which this process may use some).
+    Readings at least ``_FREE_CORES_WINDOW`` seconds apart update the figure, so a
+    competing process shows within a window or two of its start, and the file is read at
+    most once a window. A core counts as taken from a quarter of its time on: a thread
+    there would be descheduled often enough to hold up its region's closing barrier.
+    Before the first window, and where the counts cannot be read (not Linux), every core
+    is free."""
     global _cpu_reading
     before, free = _cpu_reading
     if before is not None and time.monotonic() - before[0] < _FREE_CORES_WINDOW:
@@ -118,7 +120,7 @@ def free_cores() -> int:
         return _CORES
     if before is not None:
         others = ((now[1] - before[1]) - (now[2] - before[2])) / (now[0] - before[0])
-        free = max(1, _CORES - int(others + 0.75))
+        free = max(1, _CORES - int(others * _CORES / _MACHINE_CORES + 0.75))
     _cpu_reading = (now, free)
     return free
 

@@ -76,9 +76,21 @@ def test_free_cores_counts_the_cores_other_processes_kept_busy(monkeypatch):
                      None])              # unreadable
     monkeypatch.setattr(_workers, "_cpu_times", lambda: next(readings))
     monkeypatch.setattr(_workers, "_CORES", 4)
+    monkeypatch.setattr(_workers, "_MACHINE_CORES", 4)
     monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 0.0)
     monkeypatch.setattr(_workers, "_cpu_reading", (None, 4))
     assert [free_cores() for _ in range(7)] == [4, 4, 2, 3, 4, 1, 4]
+
+
+def test_free_cores_spreads_the_load_over_every_core_of_the_machine(monkeypatch):
+    # this process may use 2 of the machine's 8 cores; others keep 4 busy: 1 of its 2
+    readings = iter([(0.0, 0.0, 0.0), (1.0, 4.0, 0.0), (2.0, 4.8, 0.0)])
+    monkeypatch.setattr(_workers, "_cpu_times", lambda: next(readings))
+    monkeypatch.setattr(_workers, "_CORES", 2)
+    monkeypatch.setattr(_workers, "_MACHINE_CORES", 8)
+    monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 0.0)
+    monkeypatch.setattr(_workers, "_cpu_reading", (None, 2))
+    assert [free_cores() for _ in range(3)] == [2, 1, 2]  # then 0.8 busy: 0.2 of its 2
 
 
 def test_cpu_times_reads_the_busy_time_of_every_core(monkeypatch, tmp_path):
@@ -111,8 +123,9 @@ def test_free_cores_reads_the_machine_once_a_window(monkeypatch):
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux's /proc/stat")
 def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
     all_cores = _workers._CORES
-    cores = min(all_cores, 4)  # as if this process had that many (the rest stay free)
+    cores = min(all_cores, 4)  # as if the machine had that many (the rest stay free)
     monkeypatch.setattr(_workers, "_CORES", cores)
+    monkeypatch.setattr(_workers, "_MACHINE_CORES", cores)
     _workers._cpu_reading = (None, cores)
     assert free_cores() == cores  # before the first window
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
