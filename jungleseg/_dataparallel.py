@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributed import _TASK_THREADS, prepare_workers, warm_up
+from .distributed import _TASK_THREADS, prepare_workers, warm_up, worker_threads
 from .jungle._sharded import Shard, new_shard, sum_tables
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _counted_losses(before: int, lost: list[str]) -> int:
 def _replaced(client, workers: list[str], lost: list[str]) -> list[str]:
     """``workers`` (the worker of each shard) with each lost one replaced by the living
     worker holding fewest shards."""
-    alive = sorted(set(client.scheduler_info()["workers"]) - set(lost))
+    alive = sorted(set(worker_threads(client)) - set(lost))
     if not alive:
         raise RuntimeError(f"worker {lost[0]}, which held a shard, was lost and no worker "
                            "is left: data-parallel training cannot go on") from None
@@ -217,7 +217,7 @@ def _replaced(client, workers: list[str], lost: list[str]) -> list[str]:
 
 
 def _check_workers(client, workers: list[str]) -> None:
-    lost = sorted(set(workers) - set(client.scheduler_info()["workers"]))
+    lost = sorted(set(workers) - set(worker_threads(client)))
     if lost:
         raise WorkersLost(lost)
 
@@ -390,7 +390,7 @@ def fit_sharded(estimator: JungleSegmenter, images: Sequence, labels: Sequence, 
     """
     images, labels = list(images), list(labels)
     _checked(estimator, images, labels)
-    workers = sorted(client.scheduler_info()["workers"])
+    workers = sorted(worker_threads(client))
     ranges = shard_ranges(len(images), n_shards or min(len(workers), len(images)))
     prepare_workers(client, _Warm(estimator, _read(images[0], "image")))
     where = [workers[s % len(workers)] for s in range(len(ranges))]

@@ -95,18 +95,25 @@ def connect(scheduler: str | None = None, workers: int | None = None) -> Iterato
             cluster.close()
 
 
+def worker_threads(client) -> dict[str, int]:
+    """Task slots per worker address, asked of the scheduler: ``scheduler_info()`` is a
+    cache that a refresh without workers may just have replaced (distributed 2026.8)."""
+    return {addr: int(n) for addr, n in client.nthreads().items()}
+
+
 def _worker_plan(client) -> dict[str, tuple[str, int]]:
     """Per worker address: its host, and the Numba threads each of its task slots gets
     (the host's cores over the task slots of all its workers, at least 1)."""
-    workers = client.scheduler_info()["workers"]
+    from distributed.comm import get_address_host
+
+    workers = worker_threads(client)
     if not workers:
         raise ValueError("the cluster has no workers")
     cores = client.run(_cores)
-    slots: dict[str, int] = {}
-    for info in workers.values():
-        slots[info["host"]] = slots.get(info["host"], 0) + int(info["nthreads"])
-    return {addr: (info["host"], max(1, int(cores.get(addr, 1)) // slots[info["host"]]))
-            for addr, info in workers.items()}
+    host = {addr: get_address_host(addr) for addr in workers}
+    slots = {h: sum(n for a, n in workers.items() if host[a] == h) for h in host.values()}
+    return {addr: (host[addr], max(1, int(cores.get(addr, 1)) // slots[host[addr]]))
+            for addr in workers}
 
 
 class _Prepared(WorkerPlugin):

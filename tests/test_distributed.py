@@ -60,6 +60,16 @@ def test_fit_equals_local_fit(client, faces, kw):
     assert spread.grow_stats_.merging == local.grow_stats_.merging
 
 
+def test_workers_are_asked_of_the_scheduler_not_of_the_cached_info(client, monkeypatch):
+    # distributed 2026.8 may refresh the cached info without its workers at any moment
+    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    workers = jd.worker_threads(client)
+    assert len(workers) == 2 and all(n == 1 for n in workers.values())
+    plan = jd._worker_plan(client)
+    assert sorted(plan) == sorted(workers)
+    assert all(threads >= 1 and host for host, threads in plan.values())
+
+
 def test_workers_run_this_checkout(client):
     import jungleseg
 
@@ -176,8 +186,8 @@ class _Scheduler:
     def __init__(self, workers):
         self.workers = workers
 
-    def scheduler_info(self):
-        return {"workers": dict.fromkeys(self.workers)}
+    def nthreads(self):
+        return dict.fromkeys(self.workers, 1)
 
 
 def test_lost_shards_go_to_the_living_worker_with_fewest_and_too_many_losses_end_the_fit():
