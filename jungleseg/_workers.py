@@ -65,7 +65,8 @@ _PROC_STAT = "/proc/stat"  # Linux: first line "cpu user nice system idle iowait
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: Least seconds between the readings :func:`free_cores` compares.
 _FREE_CORES_WINDOW = 0.1
-_cpu_reading = (None, _CORES)  # (the last compared reading of _cpu_times, free cores)
+#: (time.monotonic() of the last check, its _cpu_times reading or None, free cores)
+_cpu_reading = (-np.inf, None, _CORES)
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # kept thread pools by size, for thread_map
 _POOLS_LOCK = threading.Lock()
@@ -112,16 +113,17 @@ def free_cores() -> int:
     Before the first window, and where the counts cannot be read (not Linux), every core
     is free."""
     global _cpu_reading
-    before, free = _cpu_reading
-    if before is not None and time.monotonic() - before[0] < _FREE_CORES_WINDOW:
+    checked, before, free = _cpu_reading
+    at = time.monotonic()
+    if at - checked < _FREE_CORES_WINDOW:
         return free
     now = _cpu_times()
     if now is None:
-        return _CORES
-    if before is not None:
+        free = _CORES
+    elif before is not None:
         others = ((now[1] - before[1]) - (now[2] - before[2])) / (now[0] - before[0])
         free = max(1, _CORES - int(others * _CORES / _MACHINE_CORES + 0.75))
-    _cpu_reading = (now, free)
+    _cpu_reading = (at, now, free)  # a missing file too is tried once a window only
     return free
 
 

@@ -78,7 +78,7 @@ def test_free_cores_counts_the_cores_other_processes_kept_busy(monkeypatch):
     monkeypatch.setattr(_workers, "_CORES", 4)
     monkeypatch.setattr(_workers, "_MACHINE_CORES", 4)
     monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 0.0)
-    monkeypatch.setattr(_workers, "_cpu_reading", (None, 4))
+    monkeypatch.setattr(_workers, "_cpu_reading", (-np.inf, None, 4))
     assert [free_cores() for _ in range(7)] == [4, 4, 2, 3, 4, 1, 4]
 
 
@@ -89,7 +89,7 @@ def test_free_cores_spreads_the_load_over_every_core_of_the_machine(monkeypatch)
     monkeypatch.setattr(_workers, "_CORES", 2)
     monkeypatch.setattr(_workers, "_MACHINE_CORES", 8)
     monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 0.0)
-    monkeypatch.setattr(_workers, "_cpu_reading", (None, 2))
+    monkeypatch.setattr(_workers, "_cpu_reading", (-np.inf, None, 2))
     assert [free_cores() for _ in range(3)] == [2, 1, 2]  # then 0.8 busy: 0.2 of its 2
 
 
@@ -101,7 +101,7 @@ def test_cpu_times_reads_the_busy_time_of_every_core(monkeypatch, tmp_path):
     assert _workers._cpu_times()[1] == 1.5  # 150 ticks neither idle nor waiting for I/O
     monkeypatch.setattr(_workers, "_PROC_STAT", str(tmp_path / "missing"))
     assert _workers._cpu_times() is None
-    monkeypatch.setattr(_workers, "_cpu_reading", (None, 1))
+    monkeypatch.setattr(_workers, "_cpu_reading", (-np.inf, None, 1))
     assert free_cores() == _workers._CORES  # no counts (not Linux): every core
 
 
@@ -113,11 +113,16 @@ def test_free_cores_reads_the_machine_once_a_window(monkeypatch):
         return reads[-1], 0.0, 0.0
 
     monkeypatch.setattr(_workers, "_cpu_times", cpu_times)
-    monkeypatch.setattr(_workers, "_cpu_reading", (None, 1))
+    monkeypatch.setattr(_workers, "_cpu_reading", (-np.inf, None, 1))
     monkeypatch.setattr(_workers, "_FREE_CORES_WINDOW", 60.0)
     for _ in range(5):
         free_cores()
     assert len(reads) == 1
+    # where there are no counts (not Linux), the missing file too is tried once a window
+    monkeypatch.setattr(_workers, "_cpu_times", lambda: reads.append(None))
+    monkeypatch.setattr(_workers, "_cpu_reading", (-np.inf, None, 1))
+    assert [free_cores() for _ in range(5)] == [_workers._CORES] * 5
+    assert reads[1:] == [None]
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="needs Linux's /proc/stat")
@@ -126,7 +131,7 @@ def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
     cores = min(all_cores, 4)  # as if the machine had that many (the rest stay free)
     monkeypatch.setattr(_workers, "_CORES", cores)
     monkeypatch.setattr(_workers, "_MACHINE_CORES", cores)
-    _workers._cpu_reading = (None, cores)
+    _workers._cpu_reading = (-np.inf, None, cores)
     assert free_cores() == cores  # before the first window
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
                 for _ in range(cores)]
@@ -139,7 +144,7 @@ def test_free_cores_sees_other_processes_take_the_cores(monkeypatch):
         for process in spinning:
             process.kill()
             process.wait()
-        _workers._cpu_reading = (None, all_cores)  # later readings start a window afresh
+        _workers._cpu_reading = (-np.inf, None, all_cores)  # later readings start a window afresh
 
 
 def test_thread_map_and_fresh_arrays_use_only_the_free_cores(monkeypatch):
