@@ -123,8 +123,13 @@ def prepare_workers(client, warm=None) -> None:
         for addr in first.values():  # one at a time: compilation writes the cache
             client.run(warm, workers=[addr])
     threads = {addr: n for addr, (_, n) in plan.items()}
-    client.register_plugin(_Prepared(threads, min(threads.values()), warm),
+    client.register_plugin(_Prepared(threads, min(threads.values()), warm, _set_task_threads),
                            name=_Prepared.name)
+
+
+def _set_task_threads(n: int) -> None:
+    """Set the Numba threads of the tasks of this worker process."""
+    _TASK_THREADS["n"] = n
 
 
 class warm_up:  # noqa: N801 (used like a function: warm_up(estimator=..., image=...)())

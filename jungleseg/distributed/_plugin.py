@@ -1,11 +1,10 @@
 """The worker plugin that prepares every worker of a cluster, including those that join
 or restart later (:func:`jungleseg.distributed.prepare_workers`). Imported only where
-a cluster is used: it subclasses dask's WorkerPlugin."""
+a cluster is used: it subclasses dask's WorkerPlugin. It imports nothing of jungleseg:
+what it sets and runs on a worker comes with it, as functions pickled by reference."""
 from __future__ import annotations
 
 from distributed import WorkerPlugin
-
-from ._cluster import _TASK_THREADS
 
 
 class _Prepared(WorkerPlugin):
@@ -14,10 +13,11 @@ class _Prepared(WorkerPlugin):
 
     name = "jungleseg-prepared"
 
-    def __init__(self, threads: dict, default: int, warm):
+    def __init__(self, threads: dict, default: int, warm, set_threads):
         self.threads, self.default, self.warm = threads, default, warm
+        self.set_threads = set_threads
 
     def setup(self, worker):
-        _TASK_THREADS["n"] = self.threads.get(worker.address, self.default)
+        self.set_threads(self.threads.get(worker.address, self.default))
         if self.warm is not None:
             self.warm()
