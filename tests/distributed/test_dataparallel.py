@@ -43,7 +43,7 @@ def test_depth_frames_with_background():
     from jungleseg.config import load_config
     from jungleseg.datasets import load_benchmark
 
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "kinect.yaml"
+    config = load_config(Path(__file__).resolve().parents[2] / "configs" / "kinect.yaml"
                          ).with_overrides({
         "sampling.images_per_dag": 3, "jungle.max_depth": 6, "jungle.max_width": 16,
         "jungle.n_candidate_features": 20, "sampling.samples_per_image": 150})
