@@ -20,7 +20,6 @@ import zarr
 from jungleseg import ColourFeatures, JungleSegmenter, load_model, segment
 from jungleseg import distributed as jd
 from jungleseg.distributed import _tasks
-from jungleseg.datasets.faces import render_faces
 from tests.test_cli import FAST, one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -164,7 +163,11 @@ class _Scheduler:
 
 
 def test_lost_shards_go_to_the_living_worker_with_fewest_and_too_many_losses_end_the_fit():
-    from jungleseg.distributed._dataparallel import LOST_WORKERS_TOLERATED, _counted_losses, _replaced
+    from jungleseg.distributed._dataparallel import (
+        LOST_WORKERS_TOLERATED,
+        _counted_losses,
+        _replaced,
+    )
 
     moved = _replaced(_Scheduler(["a", "c", "d"]), ["a", "b", "a", "b", "c"], ["b"])
     assert moved == ["a", "d", "a", "c", "c"]
