@@ -264,7 +264,7 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, budget: int):
     import numba
 
     from ._workers import ordered_map
-    from .distributed import segment_file
+    from .segmentation import segment_file
     from .jungle import ModelError
     from .segmentation import STREAM_PIXELS
 

@@ -9,7 +9,9 @@ growth with LSearch, traversal, the trained model and the tabular estimator.
 - :mod:`._lsearch`: LSearch, optimising a level's splits and edges on histograms;
 - :mod:`._clustersearch`: ClusterSearch, clustering a level's temporary children;
 - :mod:`._baselines`: which leaves the paper's tree baselines split;
-- :mod:`._grow`: the level-by-level loop that ties them together;
+- :mod:`._grow`: the level-by-level loop that ties them together, and its steps;
+- :mod:`._priority`: priority-scheduled trees, built on those steps;
+- :mod:`._growth`: :func:`grow`, which runs one or the other;
 - :mod:`._assembly`: flat DAG arrays from the levels' records, and pruning;
 - :mod:`._predict`: traversal kernels;
 - :mod:`._model`: :class:`Jungle`, a trained ensemble;
@@ -21,7 +23,8 @@ from ._classes import MAX_DEPTH, SEARCHES, JungleBase, JungleClassifier
 from ._criterion import CRITERIA, impurity, split_gain
 from ._dag import DAG, ModelError
 from ._entries import Entries
-from ._grow import GrowParams, GrowStats, grow
+from ._grow import GrowParams, GrowStats
+from ._growth import grow
 from ._model import Jungle
 from ._schedules import SCHEDULES, level_width, level_widths
 

@@ -18,7 +18,8 @@ from ..features import Samples, TabularFeatures
 from ._criterion import CRITERIA, criterion_code
 from ._baselines import GROWTHS
 from ._entries import bootstrap, every_sample
-from ._grow import GrowParams, grow
+from ._grow import GrowParams
+from ._growth import grow
 from ._model import Jungle
 from ._schedules import SCHEDULES
 

@@ -19,21 +19,10 @@ import zarr
 
 from jungleseg import ColourFeatures, JungleSegmenter, load_model, segment
 from jungleseg import distributed as jd
-from jungleseg.datasets.faces import render_faces
+from jungleseg.distributed import _tasks
 from tests.test_cli import FAST, one_line_error, run
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def client():
-    with jd.connect(workers=2) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
-def faces():
-    return render_faces(8, seed=0, size=(64, 80))
+REPO = Path(__file__).resolve().parents[2]
 
 
 def small(**kw) -> JungleSegmenter:
@@ -58,23 +47,6 @@ def test_fit_equals_local_fit(client, faces, kw):
     spread = jd.fit(small(**kw), images, labels, client)
     assert same_model(local.jungle_, spread.jungle_)
     assert spread.grow_stats_.merging == local.grow_stats_.merging
-
-
-def test_workers_are_asked_of_the_scheduler_not_of_the_cached_info(client, monkeypatch):
-    # distributed 2026.8 may refresh the cached info without its workers at any moment
-    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
-    workers = jd.worker_threads(client)
-    assert len(workers) == 2 and all(n == 1 for n in workers.values())
-    plan = jd._worker_plan(client)
-    assert sorted(plan) == sorted(workers)
-    assert all(threads >= 1 and host for host, threads in plan.values())
-
-
-def test_workers_run_this_checkout(client):
-    import jungleseg
-
-    files = client.run(lambda: __import__("jungleseg").__file__)
-    assert set(files.values()) == {jungleseg.__file__}
 
 
 @pytest.mark.parametrize("kw", [{}, {"max_width": None}], ids=["lsearch-jungle", "tree"])
@@ -118,11 +90,11 @@ def test_one_dag_alone_needs_the_ensembles_merge_levels(faces):
 
 def test_settled_rounds():
     ensemble = [False, True, True]
-    assert jd._settled([False, True, True], (), ensemble)
-    assert not jd._settled([False, False, False], (), ensemble)  # assumed none: run again
-    assert jd._settled([False, False], (False, True, True), ensemble)  # stopped early
+    assert _tasks._settled([False, True, True], (), ensemble)
+    assert not _tasks._settled([False, False, False], (), ensemble)  # assumed none: run again
+    assert _tasks._settled([False, False], (False, True, True), ensemble)  # stopped early
     runs = {0: ((), {"merging": [False, True]}), 1: ((), {"merging": [False, False, True]})}
-    assert jd._ensemble(runs, 2) == [False, True, True]
+    assert _tasks._ensemble(runs, 2) == [False, True, True]
 
 
 def test_killed_worker_is_retried_with_the_same_result(client, faces):
@@ -191,7 +163,11 @@ class _Scheduler:
 
 
 def test_lost_shards_go_to_the_living_worker_with_fewest_and_too_many_losses_end_the_fit():
-    from jungleseg._dataparallel import LOST_WORKERS_TOLERATED, _counted_losses, _replaced
+    from jungleseg.distributed._dataparallel import (
+        LOST_WORKERS_TOLERATED,
+        _counted_losses,
+        _replaced,
+    )
 
     moved = _replaced(_Scheduler(["a", "c", "d"]), ["a", "b", "a", "b", "c"], ["b"])
     assert moved == ["a", "d", "a", "c", "c"]
@@ -223,7 +199,7 @@ def test_halo_one_pixel_short_differs(faces):
                           n_candidate_features=40, random_state=0).fit(images[:4], labels[:4])
     big = np.concatenate(images[:4], axis=1)
     whole = segment(seg.jungle_, big, probabilities=False)[0]
-    halo = jd._halo(seg.jungle_, 0)
+    halo = _tasks._halo(seg.jungle_, 0)
     assert np.array_equal(jd.segment_array(seg, big, chunk=16), whole)
     short = jd.segment_array(seg, big, chunk=16, halo=[h - 1 for h in halo])
     assert (short != whole).sum() > 0
@@ -240,7 +216,7 @@ def test_volume_segment_array_equals_whole_volume():
                           ignore=[0], smoothing=1, random_state=0)
     seg.fit([volume], [paint_slices(truth, [4, 10], fraction=0.2)])
     whole = segment(seg.jungle_, volume, probabilities=False)[0]
-    assert min(jd._halo(seg.jungle_, 1)) < 16
+    assert min(_tasks._halo(seg.jungle_, 1)) < 16
     assert np.array_equal(jd.segment_array(seg, volume, chunk=16), whole)
 
 
@@ -309,12 +285,6 @@ def test_cli_on_a_dask_scheduler_and_workers(dask_cluster, tmp_path):
             tmp_path / f"{name}.json", *how)
     assert (tmp_path / "a.json").read_text() == (tmp_path / "c.json").read_text()
     assert (tmp_path / "b.json").read_text() == (tmp_path / "c.json").read_text()
-
-
-def test_scheduler_and_workers_exclude_each_other():
-    with pytest.raises(ValueError, match="exclude each other"):
-        with jd.connect("tcp://127.0.0.1:1", 2):
-            pass
 
 
 def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path):

@@ -2,7 +2,7 @@
 that no single worker holds (``jungleseg.distributed.fit(..., data_parallel=True)``).
 
 The images are cut into contiguous shards, one or more per worker. Each shard lives on
-one worker as the state of :mod:`jungleseg.jungle._sharded`: the worker reads its images
+one worker as the state of :mod:`._sharded`: the worker reads its images
 (paths are read there, so the driver never holds pixels), computes their channels, draws
 their training pixels and keeps them; the driver sees histograms, threshold subsamples,
 count tables and the channel values at the training pixels (for the model's fingerprint
@@ -13,7 +13,7 @@ the workers, and only the sum comes to the driver.
 The model equals :meth:`JungleSegmenter.fit` on all the images, bit for bit, whatever
 the number of shards: a shard prepares exactly what the whole would give its images
 (channels per image, samples from per-image random streams, entries by global image),
-and growth (:func:`jungleseg.jungle._sharded.grow_sharded`) reproduces one process's
+and growth (:func:`._sharded.grow_sharded`) reproduces one process's
 every number. Auto-context, priority growth and dGMML splits are refused with a
 ValueError.
 
@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .distributed import _TASK_THREADS, prepare_workers, warm_up, worker_threads
-from .jungle._sharded import Shard, new_shard, sum_tables
+from ._cluster import _TASK_THREADS, prepare_workers, warm_up, worker_threads
+from ._sharded import Shard, new_shard, sum_tables
 
 if TYPE_CHECKING:
-    from .segmentation import JungleSegmenter
+    from ..segmentation import JungleSegmenter
 
 
 #: how many lost workers one data-parallel fit recovers from before it gives up
@@ -55,7 +55,7 @@ class WorkersLost(RuntimeError):
 
 
 def _task(step, *args):
-    from ._workers import threads
+    from .._workers import threads
 
     with threads(_TASK_THREADS["n"]):
         return step(*args)
@@ -70,7 +70,7 @@ class _Work:
 
 
 class DaskShards:
-    """The executor of :mod:`jungleseg.jungle._sharded` on a cluster: shard s's state is a
+    """The executor of :mod:`._sharded` on a cluster: shard s's state is a
     future on worker ``workers[s]``, and every step on it runs there. ``origins[s]`` is
     a ``(function, args)`` computing shard s's first state from scratch: with the journal
     of updates since, it rebuilds a lost shard (module docstring)."""
@@ -225,7 +225,7 @@ def _check_workers(client, workers: list[str]) -> None:
 def _read(item, what: str):
     """An image or label image given as an array, or read from its file on the worker."""
     if isinstance(item, (str, os.PathLike)):
-        from .imageio import read_image, read_labels
+        from ..imageio import read_image, read_labels
 
         return read_image(item) if what == "image" else read_labels(item)
     return np.asarray(item)
@@ -234,8 +234,8 @@ def _read(item, what: str):
 def _load(images: list, labels: list, estimator, first: int) -> dict:
     """Step 1 on a worker: its shard's images and labels (from ``first`` on), checked
     (kept on the worker)."""
-    from .segmentation._input import value_units
-    from .segmentation._sampling import label_values
+    from ..segmentation._input import value_units
+    from ..segmentation._sampling import label_values
 
     images = [_read(im, "image") for im in images]
     labels = [_read(lab, "labels") for lab in labels]
@@ -260,10 +260,10 @@ def _prepare(loaded: dict, estimator, first: int, plan: dict) -> tuple[Shard, di
     counts."""
     import dataclasses
 
-    from .features import ColourFeatures
-    from .jungle._entries import Entries, image_rows
-    from .segmentation._input import _in_units, checked_image, value_units
-    from .segmentation._sampling import sample_pixels
+    from ..features import ColourFeatures
+    from ..jungle._entries import Entries, image_rows
+    from ..segmentation._input import _in_units, checked_image, value_units
+    from ..segmentation._sampling import sample_pixels
 
     family = estimator._family()
     images = []
@@ -323,7 +323,7 @@ class _Here:
         return handles
 
     def shards(self, states: list, origins: list):  # noqa: ARG002 (nothing is lost here)
-        from .jungle._sharded import InProcess
+        from ._sharded import InProcess
 
         return InProcess(states)
 
@@ -409,7 +409,7 @@ def fit_in_process(estimator: JungleSegmenter, images: Sequence, labels: Sequenc
 def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tuple:
     """Every shard loaded and prepared on its worker: their states (futures on a
     cluster), the driver's part of :func:`_prepare` for each, and the plan."""
-    from .segmentation._context import cheap_pad
+    from ..segmentation._context import cheap_pad
 
     loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
               for s, (a, b) in enumerate(ranges)]
@@ -437,9 +437,9 @@ def _rebuilt(images: list, labels: list, estimator, first: int, plan: dict) -> S
 
 
 def _fit(estimator, images: list, labels: list, runner, ranges: list):
-    from .features import ColourFeatures
-    from .jungle._sharded import grow_sharded
-    from .segmentation._segmenter import _reweighted, summary_of
+    from ..features import ColourFeatures
+    from ..segmentation._segmenter import _reweighted, summary_of
+    from ._sharded import grow_sharded
 
     start = time.perf_counter()
     while True:  # a worker lost while the shards are prepared: prepare them all again
@@ -483,7 +483,7 @@ class _Warm(warm_up):
 
     def __call__(self) -> None:
         super().__call__()
-        from ._workers import threads
+        from .._workers import threads
 
         shape = self.image.shape[:self.estimator._family().spatial_ndim]
         labels = (np.indices(shape).sum(axis=0) // 5 % 2 + 1).astype(np.uint8)

@@ -1,188 +1,19 @@
-"""Training and segmentation on a dask.distributed cluster.
-
-* :func:`fit`: the DAGs of a jungle as tasks. Each task grows one DAG with its own random
-  streams (keyed by the DAG's global id), so the merged model equals local training bit
-  for bit. One decision couples the DAGs of a level: whether some DAG must merge there
-  (see :func:`jungleseg.jungle.grow`). Each task reports its DAG's decisions; a DAG whose
-  run assumed other decisions than the ensemble's is run again with the ensemble's. A
-  level's decision only depends on the levels before it, so this settles within a few
-  rounds (usually one: the DAGs of a jungle reach their width at the same level).
-* ``fit(..., data_parallel=True)``: every DAG trained on images sharded over the workers,
-  for data that no worker holds (:mod:`jungleseg._dataparallel`), the same model again.
-* :func:`segment_array`: a large image or volume (dask array, zarr array, NumPy array) in
-  chunks with :func:`dask.array.map_overlap`, each with a halo of the model's probe margin
-  plus the smoothing's reach: equal to whole-image segmentation, written to zarr by the
-  workers when ``out`` is given.
-* :func:`segment_files` and :func:`segment_images`: the images of a folder, or of a list,
-  as tasks.
-
-Workers are prepared before the work (:func:`prepare_workers`): every kernel the work
-uses is compiled by one worker per host first, which writes Numba's cache, and only then
-loaded by the others (compiling concurrently into one cache is known to break); each
-task runs Numba's parallel regions on a share of its host's cores, so that workers x
-threads x Numba threads stays within the cores. Tasks are pure: a task whose worker is
-lost is run again by dask with the same result. Worker processes are spawned, never
-forked (a fork after Numba's threads started can hang).
-
-dask and distributed are imported only here (the ``distributed`` extra).
-"""
+"""The work of a cluster as tasks: a jungle's DAGs (:func:`fit`), a large image in
+chunks (:func:`segment_array`), and the files or images of a batch (:func:`segment_files`,
+:func:`segment_images`); the package's docstring says how each equals local work."""
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from distributed import WorkerPlugin
 
-#: Numba threads a task here may use; set on each worker by :class:`_Prepared`.
-_TASK_THREADS = {"n": 1}
+from ..segmentation import segment_file
+from ._cluster import _TASK_THREADS, prepare_workers, require_dask, warm_up
+
 _PLANS: dict = {}  # per worker process: the last training plan, by token
 _MODELS: dict = {}  # per worker process: models read from files, by (path, mtime)
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
-def local_cluster(n_workers: int, threads_per_worker: int = 1):
-    """A :class:`distributed.Client` of a new LocalCluster of ``n_workers`` spawned worker
-    processes; closing the client (``with`` block) closes the cluster too."""
-    import dask
-    from distributed import Client, LocalCluster
-
-    numba_threads = max(1, (_cores() or 1) // (n_workers * threads_per_worker))
-    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
-        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                               processes=True, dashboard_address=":0", silence_logs=40,
-                               env={"NUMBA_NUM_THREADS": str(numba_threads),
-                                    "OMP_WAIT_POLICY": "PASSIVE"})
-    client = Client(cluster)
-    client._jungleseg_cluster = cluster  # closed with the client (see connect)
-    return client
-
-
-@contextlib.contextmanager
-def connect(scheduler: str | None = None, workers: int | None = None) -> Iterator:
-    """A client of the cluster at ``scheduler`` (an address such as
-    ``tcp://host:8786``), or of a new LocalCluster of ``workers`` processes, or None when
-    neither is given (work stays in this process); closed after the block."""
-    if scheduler and workers:
-        raise ValueError("--scheduler and --workers exclude each other: use a running "
-                         "cluster or start a local one")
-    if not scheduler and not workers:
-        yield None
-        return
-    if workers is not None and workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {workers}")
-    from distributed import Client
-
-    if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as err:
-            raise OSError(f"--scheduler {scheduler}: cannot connect ({err})") from None
-    else:
-        client = local_cluster(int(workers))
-    try:
-        yield client
-    finally:
-        cluster = getattr(client, "_jungleseg_cluster", None)
-        client.close()
-        if cluster is not None:
-            cluster.close()
-
-
-def worker_threads(client) -> dict[str, int]:
-    """Task slots per worker address, asked of the scheduler: ``scheduler_info()`` is a
-    cache that a refresh without workers may just have replaced (distributed 2026.8)."""
-    return {addr: int(n) for addr, n in client.nthreads().items()}
-
-
-def _worker_plan(client) -> dict[str, tuple[str, int]]:
-    """Per worker address: its host, and the Numba threads each of its task slots gets
-    (the host's cores over the task slots of all its workers, at least 1)."""
-    from distributed.comm import get_address_host
-
-    workers = worker_threads(client)
-    if not workers:
-        raise ValueError("the cluster has no workers")
-    cores = client.run(_cores)
-    host = {addr: get_address_host(addr) for addr in workers}
-    slots = {h: sum(n for a, n in workers.items() if host[a] == h) for h in host.values()}
-    return {addr: (host[addr], max(1, int(cores.get(addr, 1)) // slots[host[addr]]))
-            for addr in workers}
-
-
-class _Prepared(WorkerPlugin):
-    """Worker plugin: sets the Numba threads of tasks and loads the warmed kernels on
-    every worker, including those that join or restart later."""
-
-    name = "jungleseg-prepared"
-
-    def __init__(self, threads: dict, default: int, warm):
-        self.threads, self.default, self.warm = threads, default, warm
-
-    def setup(self, worker):
-        _TASK_THREADS["n"] = self.threads.get(worker.address, self.default)
-        if self.warm is not None:
-            self.warm()
-
-
-def prepare_workers(client, warm=None) -> None:
-    """Prepare the cluster's workers: ``warm()`` (a picklable function compiling what
-    the work uses, see :func:`warm_up`) runs first on one worker per host, alone, then on
-    every worker (loading the cache it wrote), and every task gets its share of Numba
-    threads (module docstring). Workers that join or restart later are prepared too."""
-    plan = _worker_plan(client)
-    key = (getattr(warm, "key", None), tuple(sorted(plan)))
-    done = client.__dict__.setdefault("_jungleseg_prepared", set())
-    if key[0] is not None and key in done:  # these workers are prepared for this work
-        return
-    done.add(key)
-    first: dict[str, str] = {}
-    for addr, (host, _) in sorted(plan.items()):
-        first.setdefault(host, addr)
-    if warm is not None:
-        for addr in first.values():  # one at a time: compilation writes the cache
-            client.run(warm, workers=[addr])
-    threads = {addr: n for addr, (_, n) in plan.items()}
-    client.register_plugin(_Prepared(threads, min(threads.values()), warm),
-                           name=_Prepared.name)
-
-
-class warm_up:  # noqa: N801 (used like a function: warm_up(estimator=..., image=...)())
-    """A picklable warm-up: a tiny training with the estimator's parameters on a crop of
-    ``image`` (the same dtypes and channels as the work) and a segmentation of it, or
-    with ``model`` a segmentation of the crop only."""
-
-    def __init__(self, estimator=None, image=None, model=None):
-        family = model.family if model is not None else estimator._family()
-        spatial = family.spatial_ndim
-        crop = tuple(slice(0, 12 if spatial == 3 and k == 0 else 40) for k in range(spatial))
-        self.image = np.ascontiguousarray(np.asarray(image[crop]))
-        self.estimator, self.model = estimator, model
-        #: what the warm-up compiles for: the same key needs no second warm-up
-        self.key = (repr(family.to_dict()), self.image.dtype.str, self.image.shape,
-                    estimator is not None)
-
-    def __call__(self) -> None:
-        from ._workers import threads
-        from .segmentation import segment
-
-        with threads(_TASK_THREADS["n"]):
-            model = self.model
-            if self.estimator is not None:
-                shape = self.image.shape[:self.estimator._family().spatial_ndim]
-                labels = (np.indices(shape).sum(axis=0) // 5 % 2 + 1).astype(np.uint8)
-                small = self.estimator.__class__(**{
-                    **self.estimator.get_params(deep=False), "n_estimators": 1,
-                    "max_depth": 4, "max_width": 2, "samples_per_image": 200,
-                    "images_per_dag": None, "random_state": 0})
-                model = small.fit([self.image], [labels]).jungle_
-            segment(model, self.image, probabilities=False)
 
 
 def _tokenize(*parts) -> str:
@@ -194,7 +25,7 @@ def _tokenize(*parts) -> str:
 def _train_dag(estimator, images, labels, token: str, dag: int, merge: tuple) -> dict:
     """One DAG of the estimator's jungle (global id ``dag``), grown with the levels
     ``merge`` (see :func:`jungleseg.jungle.grow`); the plan is kept per process."""
-    from ._workers import threads
+    from .._workers import threads
 
     with threads(_TASK_THREADS["n"]):
         plan = _PLANS.get(token)
@@ -202,7 +33,7 @@ def _train_dag(estimator, images, labels, token: str, dag: int, merge: tuple) ->
             _PLANS.clear()
             plan = _PLANS[token] = estimator._plan(images, labels)
         dags, stats = estimator._grow(plan, dags=[dag], merge=merge)
-    from .segmentation._segmenter import _summary
+    from ..segmentation._segmenter import _summary
 
     return {"dag": dags[0], "stats": stats, "merging": list(stats.merging),
             "summary": _summary(plan) if dag == 0 else None}
@@ -219,7 +50,7 @@ def fit(estimator, images: Sequence, labels: Sequence, client, data_parallel: bo
         n_shards: int | None = None):
     """Fit a :class:`~jungleseg.JungleSegmenter` on a cluster, one task per DAG; the
     fitted estimator (the one given) equals ``estimator.fit(images, labels)`` bit for bit;
-    ``distributed_rounds_`` says how many rounds of tasks that took (module docstring).
+    ``distributed_rounds_`` says how many rounds of tasks that took (the package's docstring).
 
     Every task prepares the training images itself (once per worker process): the
     images and labels go to every worker once. With ``data_parallel``, each DAG trains
@@ -227,7 +58,7 @@ def fit(estimator, images: Sequence, labels: Sequence, client, data_parallel: bo
     one per worker; images may be file paths, read by the workers), for data that no
     worker holds: :func:`jungleseg._dataparallel.fit_sharded`, the same model.
     """
-    from .jungle._grow import GrowStats
+    from ..jungle._grow import GrowStats
 
     if data_parallel:
         from ._dataparallel import fit_sharded
@@ -275,7 +106,7 @@ def fit(estimator, images: Sequence, labels: Sequence, client, data_parallel: bo
 def _guess(estimator) -> list:
     """The first round's merge levels: every level whose width does not double (where a
     DAG may have to merge; with several DAGs, one usually does), none for trees."""
-    from .jungle._schedules import level_width
+    from ..jungle._schedules import level_width
 
     if estimator.growth != "jungle" or estimator.max_width is None:
         return []
@@ -293,8 +124,8 @@ def _ensemble(runs: dict, n_dags: int) -> list:
 
 def _halo(jungle, smoothing: int) -> tuple[int, ...]:
     """Context per spatial axis for a chunk's labels to equal the whole image's."""
-    from .segmentation._segment import tile_margin
-    from .segmentation._volume import volume_margin
+    from ..segmentation._segment import tile_margin
+    from ..segmentation._volume import volume_margin
 
     if jungle.family.spatial_ndim == 3:
         return volume_margin(jungle, smoothing)
@@ -340,10 +171,11 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         Context per spatial axis; default the model's probe margin plus the smoothing's
         reach, the least for which the result equals the whole image's.
     """
+    require_dask("segment_array")
     import dask
     import dask.array as da
 
-    from .segmentation._segment import _checked_smoothing
+    from ..segmentation._segment import _checked_smoothing
 
     jungle = getattr(model, "jungle_", model)
     smoothing = _checked_smoothing(jungle, smoothing)
@@ -394,9 +226,9 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
 
 def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray:
     """The labels of ``inner`` from the ``window`` at ``outer`` (image coordinates)."""
-    from ._workers import threads
-    from .segmentation._segment import segment_part
-    from .segmentation._volume import volume_part
+    from .._workers import threads
+    from ..segmentation._segment import segment_part
+    from ..segmentation._volume import volume_part
 
     with threads(_TASK_THREADS["n"]):
         if jungle.family.spatial_ndim == 3:
@@ -405,7 +237,7 @@ def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray
 
 
 def _model(path: str):
-    from .io import load_model
+    from ..io import load_model
 
     key = (path, os.stat(path).st_mtime_ns)
     if key not in _MODELS:
@@ -414,38 +246,11 @@ def _model(path: str):
     return _MODELS[key]
 
 
-def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | None = None,
-                 probabilities: bool = False, max_memory: int | None = None) -> int:
-    """Segment one image or volume file into the label file ``target`` (PNG, TIFF for
-    volumes, or zarr, written chunk by chunk); ``tile`` None picks tiles by the memory
-    budget ``max_memory`` (:func:`jungleseg.segmentation.auto_tile`). Returns the pixels
-    segmented."""
-    from .imageio import open_label_array, read_image, write_labels
-    from .segmentation import auto_tile, segment, segment_to
-    from .segmentation._context import input_stage
-
-    image = read_image(path, input_stage(jungle).family, mmap=True)
-    if tile is None:
-        tile = auto_tile(jungle, image, smoothing, max_memory)
-    colours = jungle.metadata.get("class_colours")
-    shape = tuple(image.shape[:jungle.family.spatial_ndim])
-    if Path(target).suffix.lower() == ".zarr" and not probabilities:
-        out = open_label_array(target, shape, jungle.classes.dtype, colours=colours)
-        segment_to(jungle, image, out, None, tile, smoothing)
-        return int(np.prod(shape))
-    labels, proba = segment(jungle, image, tile=tile, smoothing=smoothing,
-                            probabilities=probabilities)
-    write_labels(target, labels, colours)
-    if probabilities:
-        np.save(Path(target).with_name(f"{Path(target).stem}_proba.npy"), proba)
-    return int(labels.size)
-
-
 def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
                        probabilities: bool, inference: tuple):
-    from ._workers import threads
-    from .jungle import ModelError
-    from .segmentation import with_inference
+    from .._workers import threads
+    from ..jungle import ModelError
+    from ..segmentation import with_inference
 
     with threads(_TASK_THREADS["n"]):
         try:
@@ -464,10 +269,10 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
     tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
     error's first line. ``inference``: ``(soft, soft_epsilon, prior_power)`` overrides
     (:func:`jungleseg.segmentation.with_inference`)."""
-    from ._memory import TILE_ABOVE
-    from .imageio import ZARR_SUFFIX, read_image
-    from .segmentation import with_inference
-    from .segmentation._context import input_stage
+    from .._memory import TILE_ABOVE
+    from ..imageio import ZARR_SUFFIX, read_image
+    from ..segmentation import with_inference
+    from ..segmentation._context import input_stage
 
     model_path = str(Path(model_path).resolve())
     jungle = with_inference(_model(model_path), *inference)
@@ -500,8 +305,8 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
 
 
 def _labels_task(jungle, image):
-    from ._workers import threads
-    from .segmentation import segment
+    from .._workers import threads
+    from ..segmentation import segment
 
     with threads(_TASK_THREADS["n"]):
         try:

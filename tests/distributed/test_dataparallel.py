@@ -3,14 +3,14 @@ local training bit for bit (DAG arrays with spreads, classes and metadata), for 
 and ClusterSearch jungles, trees, fixed-width trees, DAGs on their own images, prior
 correction and depth features, with 2 and 3 shards and images given as files; what it
 refuses. On a real cluster:
-``tests/test_distributed.py``."""
+``tests/distributed/test_tasks.py``."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from jungleseg._dataparallel import fit_in_process, shard_ranges
-from tests.test_distributed import faces, same_model, small  # noqa: F401 (a fixture)
+from jungleseg.distributed._dataparallel import fit_in_process, shard_ranges
+from tests.distributed.test_tasks import same_model, small
 
 
 @pytest.mark.parametrize("kw", [{}, {"max_width": None}, {"search": "clustersearch"},
@@ -18,7 +18,7 @@ from tests.test_distributed import faces, same_model, small  # noqa: F401 (a fix
                                 {"correct_prior": True, "sampling": "balanced"},
                                 {"growth": "fixed-width-b"}])
 @pytest.mark.parametrize("n_shards", [2, 3])
-def test_fit_in_process_equals_local_fit(faces, kw, n_shards):  # noqa: F811
+def test_fit_in_process_equals_local_fit(faces, kw, n_shards):
     images, labels = faces
     local = small(**kw).fit(images, labels)
     sharded = fit_in_process(small(**kw), images, labels, n_shards)
@@ -27,7 +27,7 @@ def test_fit_in_process_equals_local_fit(faces, kw, n_shards):  # noqa: F811
     assert sharded.grow_stats_.evaluations == local.grow_stats_.evaluations
 
 
-def test_images_as_files(faces, tmp_path):  # noqa: F811
+def test_images_as_files(faces, tmp_path):
     images, labels = faces
     paths = []
     for i, (image, label) in enumerate(zip(images, labels)):
@@ -43,7 +43,7 @@ def test_depth_frames_with_background():
     from jungleseg.config import load_config
     from jungleseg.datasets import load_benchmark
 
-    config = load_config(Path(__file__).resolve().parents[1] / "configs" / "kinect.yaml"
+    config = load_config(Path(__file__).resolve().parents[2] / "configs" / "kinect.yaml"
                          ).with_overrides({
         "sampling.images_per_dag": 3, "jungle.max_depth": 6, "jungle.max_width": 16,
         "jungle.n_candidate_features": 20, "sampling.samples_per_image": 150})
@@ -53,7 +53,7 @@ def test_depth_frames_with_background():
     assert same_model(local.jungle_, sharded.jungle_)
 
 
-def test_a_bad_image_is_named_by_its_place_among_all(faces):  # noqa: F811
+def test_a_bad_image_is_named_by_its_place_among_all(faces):
     images, labels = faces
     labels = [*labels[:5], labels[5][:10], *labels[6:]]
     with pytest.raises(ValueError, match=r"image 1 .*\(counting from image 4"):
@@ -69,7 +69,7 @@ def test_shard_ranges_are_contiguous_and_even():
 @pytest.mark.parametrize("kw, message", [({"growth": "priority", "max_nodes": 20},
                                           "level by level"),
                                          ({"auto_context": 2}, "auto-context")])
-def test_what_it_refuses(faces, kw, message):  # noqa: F811
+def test_what_it_refuses(faces, kw, message):
     images, labels = faces
     with pytest.raises(ValueError, match=message) as err:
         fit_in_process(small(**kw), images, labels)

@@ -8,11 +8,11 @@ import itertools
 import numpy as np
 import pytest
 
-from jungleseg.jungle import _sharded
+from jungleseg.distributed import _sharded
+from jungleseg.distributed._sharded import InProcess, ShardedData, new_shard
 from jungleseg.jungle._criterion import make_phi_table
 from jungleseg.jungle._entries import Entries
 from jungleseg.jungle._grow import GrowParams, _Training, route
-from jungleseg.jungle._sharded import InProcess, ShardedData, new_shard
 from jungleseg.jungle._spread import node_spread
 from jungleseg.jungle._tables import split_tables
 from tests.jungle.test_tables import random_level, stores

@@ -1,6 +1,6 @@
 """Data-parallel growth: the entries, and the images they sample, are split into shards
-held elsewhere (dask workers, :mod:`jungleseg._dataparallel`); a driver grows the DAGs
-level by level from what the shards report, and the model equals :func:`._grow.grow`'s
+held elsewhere (dask workers, :mod:`._dataparallel`); a driver grows the DAGs
+level by level from what the shards report, and the model equals :func:`jungleseg.jungle.grow`'s
 on all the data in one process, bit for bit (``docs/design.md``, "Data-parallel
 training").
 
@@ -10,15 +10,15 @@ order. Per level:
 
 1. each shard groups its entries by node and counts node histograms and sizes; the
    driver sums them (integers: exact);
-2. the driver draws every node's candidates (:func:`._grow.draw_all`) and decides, from
+2. the driver draws every node's candidates (``jungle._grow.draw_all``) and decides, from
    the global node sizes, which node positions feed the threshold subsamples; each shard
-   draws those of its own window of positions (:func:`._evaluation.subsample_starts`) and
+   draws those of its own window of positions (``jungle._evaluation.subsample_starts``) and
    evaluates them; the driver puts the responses in the order one process has them and
-   draws the thresholds (:func:`._tables._thresholds` without counting): the same
+   draws the thresholds (``jungle._tables._thresholds`` without counting): the same
    responses in the same order, so the same thresholds;
 3. each shard counts its entries into integer (node, candidate, threshold, class)
    tables, which a tree reduction sums (:func:`sum_tables`: exact in any order), and the
-   driver finalises best thresholds and costs (:func:`._tables.finalise_tables`);
+   driver finalises best thresholds and costs (``jungle._tables.finalise_tables``);
 4. the driver runs LSearch or the tree split as one process does, the splits go to the
    shards, and each shard routes its entries. The spread of each split node's responses
    is a float sum in entry order: the shards continue it one after the other (a chain of
@@ -40,17 +40,37 @@ import numpy as np
 
 from .._workers import TASKS_PER_WORKER, threads, workers_for
 from ..features import FeatureFamily, Samples
-from ._assembly import assemble
-from ._criterion import make_phi_table
-from ._dag import DAG
-from ._entries import Entries
-from ._evaluation import (evaluate_subsamples, split_by_cost, subsample_dests,
-                          subsample_starts, wave_entries)
-from ._grow import (GrowParams, GrowStats, Progress, _grow_levels, _Training, group_by_node,
-                    node_histograms, route)
-from ._spread import spread_mean, spread_of, spread_squares, spread_sums
-from ._tables import (_WAVE_BYTES, THRESHOLD_SUBSAMPLE, _count_pass, _offsets, _thresholds,
-                      _waves, finalise_tables)
+from ..jungle._assembly import assemble
+from ..jungle._criterion import make_phi_table
+from ..jungle._dag import DAG
+from ..jungle._entries import Entries
+from ..jungle._evaluation import (
+    evaluate_subsamples,
+    split_by_cost,
+    subsample_dests,
+    subsample_starts,
+    wave_entries,
+)
+from ..jungle._grow import (
+    GrowParams,
+    GrowStats,
+    Progress,
+    _grow_levels,
+    _Training,
+    group_by_node,
+    node_histograms,
+    route,
+)
+from ..jungle._spread import spread_mean, spread_of, spread_squares, spread_sums
+from ..jungle._tables import (
+    _WAVE_BYTES,
+    THRESHOLD_SUBSAMPLE,
+    _count_pass,
+    _offsets,
+    _thresholds,
+    _waves,
+    finalise_tables,
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +95,7 @@ class Shard:
 @dataclass(frozen=True)
 class TableRequest:
     """What a level's shards need to evaluate and count the candidates of node rows
-    (``nodes``: the level's global node ids): as :func:`._tables.split_tables` takes
+    (``nodes``: the level's global node ids): as ``jungle._tables.split_tables`` takes
     them, with the global node sizes and which rows are active and big."""
 
     nodes: np.ndarray
@@ -119,7 +139,7 @@ def dag_weights(shard: Shard, n_dags: int) -> np.ndarray:
 
 def _window(shard: Shard, req: TableRequest, rows: np.ndarray) -> tuple:
     """This shard's entry count of each node row, and its entries of ``rows`` (a mask)
-    in sample order with their rows and positions (:func:`._evaluation.wave_entries`)."""
+    in sample order with their rows and positions (``jungle._evaluation.wave_entries``)."""
     lo = shard.start[req.nodes]
     size = shard.start[req.nodes + 1] - lo
     entry_row = np.full(shard.entry_node.shape[0], -1, np.int64)
@@ -133,7 +153,7 @@ def subsamples(shard: Shard, first: np.ndarray, req: TableRequest) -> tuple:
     candidate's response at each of its entries; for a big one, the draws that fall on
     its window (``first[i]`` is the global position of its first entry of node row i).
     Returns (responses, each big draw's (candidate, draw) code, values and draws per
-    row), laid out as :func:`._tables.split_tables` lays out the whole node."""
+    row), laid out as ``jungle._tables.split_tables`` lays out the whole node."""
     n = req.nodes.size
     size, (entries, e_rows, e_pos) = _window(shard, req, req.active)
     big_rows = np.flatnonzero(req.big & (size > 0))
@@ -270,7 +290,7 @@ class InProcess:
 
 
 class ShardedData:
-    """Level-wise growth's data (as :class:`._grow._Local`) on the shards of an executor
+    """Level-wise growth's data (as ``jungle._grow._Local``) on the shards of an executor
     (:class:`InProcess` or a cluster's)."""
 
     def __init__(self, shards, tr: _Training):
@@ -291,7 +311,7 @@ class ShardedData:
 
     def tables(self, nodes, streams, positions, depth: int, P, keep_table: bool, kinds,
                cand_params, n_drawn) -> tuple:
-        """:func:`._tables.split_tables` of ``nodes`` from the shards, in waves of rows
+        """``jungle._tables.split_tables`` of ``nodes`` from the shards, in waves of rows
         whose tables stay within a budget (an LSearch level: one wave)."""
         p = self.tr.params
         n, n_cand = kinds.shape[:2]
@@ -390,7 +410,7 @@ def _in_node_order(parts: list, big: np.ndarray) -> tuple:
 def grow_sharded(shards, family: FeatureFamily, params: GrowParams, n_dags: int,
                  progress: Progress | None = None) -> tuple[list[DAG], GrowStats]:
     """Grow the DAGs of the entries of ``shards`` (an executor of :class:`Shard` states,
-    :class:`InProcess` or a cluster's), equal bit for bit to :func:`._grow.grow` on all
+    :class:`InProcess` or a cluster's), equal bit for bit to :func:`jungleseg.jungle.grow` on all
     the data in one process. Level-wise growth only: jungles (LSearch, ClusterSearch)
     and trees; priority growth and dGMML raise ValueError."""
     if params.growth == "priority" or params.dgmml:
