@@ -12,7 +12,7 @@ The figures go under ``--label`` (default ``current``) into
 an earlier commit (``--label before``) and one on this commit sit side by side.
 
     python benchmarks/tabular.py [--sets letter pendigits] [--splits 5] [--label current]
-                                 [--data DIR]
+                                 [--max-bins 256 | none] [--data DIR]
 """
 from __future__ import annotations
 
@@ -36,13 +36,13 @@ from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "tabular.json"
 
 
-def measure(name: str, data: str | None, n_splits: int) -> dict:
+def measure(name: str, data: str | None, n_splits: int, max_bins: int | None) -> dict:
     """Fit times (jungle and peer, interleaved) and test accuracies of one set."""
     X, y = load_uci(name, data)
     threads = numba.get_num_threads()
     jungle_s, peer_s, accuracy, peer_accuracy = [], [], [], []
     for seed, (train, test) in enumerate(paper_splits(len(y), n_splits)):
-        jungle = JungleClassifier(8, max_width=128, random_state=seed)
+        jungle = JungleClassifier(8, max_width=128, random_state=seed, **_bins_param(max_bins))
         start = time.perf_counter()
         jungle.fit(X[train], y[train])
         jungle_s.append(time.perf_counter() - start)
@@ -53,7 +53,8 @@ def measure(name: str, data: str | None, n_splits: int) -> dict:
         accuracy.append(float(jungle.score(X[test], y[test])))
         peer_accuracy.append(float(peer.score(X[test], y[test])))
     result = {
-        "rows_train": int(len(train)), "splits": n_splits, "threads": threads,
+        "max_bins": max_bins, "rows_train": int(len(train)), "splits": n_splits,
+        "threads": threads,
         "jungle_fit_s": float(np.median(jungle_s)), "sklearn_rf_fit_s": float(np.median(peer_s)),
         "fit_ratio": float(np.median(jungle_s) / np.median(peer_s)),
         "accuracy_mean": float(np.mean(accuracy)), "accuracy_std": float(np.std(accuracy)),
@@ -67,19 +68,27 @@ def measure(name: str, data: str | None, n_splits: int) -> dict:
     return result
 
 
+def _bins_param(max_bins: int | None) -> dict:
+    """``max_bins`` as a JungleClassifier keyword, none when the default (256) is used (so
+    that this script also runs on versions without binning)."""
+    return {} if max_bins == 256 else {"max_bins": max_bins}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=["letter", "pendigits"])
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--label", default="current",
                         help="key the figures are stored under in the results file")
+    parser.add_argument("--max-bins", type=lambda s: None if s == "none" else int(s),
+                        default=256, help="bins per column, or 'none' for raw values")
     parser.add_argument("--data", default=None, help="data root or uci folder")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     warm_up()
     print(f"{os.cpu_count()} cores, {numba.get_num_threads()} Numba threads; fit times are "
           "medians over the splits, jungle and peer interleaved", flush=True)
-    figures = {name: measure(name, args.data, args.splits) for name in args.sets}
+    figures = {name: measure(name, args.data, args.splits, args.max_bins) for name in args.sets}
     results = json.loads(args.output.read_text()) if args.output.exists() else {}
     results[args.label] = figures
     args.output.parent.mkdir(parents=True, exist_ok=True)
