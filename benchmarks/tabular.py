@@ -9,7 +9,9 @@ jungle's test accuracy (mean and standard deviation over the splits).
 
 The figures go under ``--label`` (default ``current``) into
 ``benchmarks/results/tabular.json``; other labels already in the file are kept, so a run on
-an earlier commit (``--label before``) and one on this commit sit side by side.
+an earlier commit (``--label before``) and one on this commit sit side by side. Each label
+also records the machine's 1-minute load average at its end: other work on the machine slows
+both fits, which the ratio partly cancels.
 
     python benchmarks/tabular.py [--sets letter pendigits] [--splits 5] [--label current]
                                  [--max-bins 256 | none] [--data DIR]
@@ -90,7 +92,7 @@ def main() -> None:
           "medians over the splits, jungle and peer interleaved", flush=True)
     figures = {name: measure(name, args.data, args.splits, args.max_bins) for name in args.sets}
     results = json.loads(args.output.read_text()) if args.output.exists() else {}
-    results[args.label] = figures
+    results[args.label] = {**figures, "load_average_1min": os.getloadavg()[0]}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.output.with_suffix(".tmp")
     tmp.write_text(json.dumps(results, indent=2) + "\n")
