@@ -172,17 +172,19 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_binned_fit_routes_raw_rows_as_its_codes(data):
+@pytest.mark.parametrize("kw", [{}, dict(criterion="dgmml"), dict(growth="priority", max_nodes=41)])
+def test_binned_fit_routes_raw_rows_as_its_codes(data, kw):
     """A jungle fitted on binned columns stores raw thresholds: predicting raw rows (seen
     and unseen) gives what the same jungle trained and predicting on the bin codes gives."""
     from jungleseg.features._bins import quantise
 
     X, y = data
     X = np.round(X, 1).astype(np.float32)  # some ties, so that bins hold several rows
-    binned = JungleClassifier(n_estimators=3, max_width=8, max_bins=16, random_state=4)
+    binned = JungleClassifier(n_estimators=3, max_width=8, max_bins=16, random_state=4, **kw)
     binned.fit(X[:400], y[:400])
     codes = quantise(X, binned.bin_cuts_)
-    on_codes = JungleClassifier(n_estimators=3, max_width=8, max_bins=None, random_state=4)
+    on_codes = JungleClassifier(n_estimators=3, max_width=8, max_bins=None, random_state=4,
+                                **kw)
     on_codes.fit(codes[:400], y[:400])
     assert binned.node_count_ == on_codes.node_count_
     for a, b in zip(binned.jungle_.dags, on_codes.jungle_.dags):
