@@ -109,6 +109,27 @@ def test_tabular_round_trip(tmp_path, kw):
     assert {key: summary["training"][key] for key in kw} == kw
 
 
+def test_binned_tabular_files_store_raw_thresholds(tmp_path):
+    """A jungle trained on bin codes is saved with raw thresholds (values where bins part):
+    the file needs no bins, and the loaded model predicts raw rows as the fitted one."""
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(300, 4)), 1).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    clf = JungleClassifier(3, max_width=4, max_bins=8, random_state=0).fit(X, y)
+    path = save_model(clf.jungle_, tmp_path / "binned.h5")
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format_version"] == PLAIN_VERSION
+        for g in f["dags"]:
+            dag = f["dags"][g]
+            split = dag["left"][()] >= 0
+            for column, threshold in zip(dag["feature_params"][()][split, 0],
+                                         dag["threshold"][()][split]):
+                assert threshold in clf.bin_cuts_[int(column)]
+    loaded = load_model(path)
+    store, samples = loaded.family.prepare(X)
+    assert loaded.predict_proba(store, samples).tobytes() == clf.predict_proba(X).tobytes()
+
+
 def _restamp(f):
     """Recompute the content checksum after an edit, as a forger would, so that the
     validation behind the checksum is what meets the edit."""

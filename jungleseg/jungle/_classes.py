@@ -6,6 +6,8 @@
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -15,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import Integral, Interval, Real, RealNotInt, StrOptions
 from ..features import Samples, TabularFeatures
+from ..features._bins import fit_cuts, quantise, raw_thresholds
 from ._criterion import CRITERIA, criterion_code
 from ._baselines import GROWTHS
 from ._entries import bootstrap, every_sample
@@ -132,6 +135,12 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         With ``growth='priority'``: a tree stops growing when it holds this many nodes.
     bootstrap : bool
         Train each DAG on a bootstrap sample (multiplicities as integer weights).
+    max_bins : int or None
+        Each column is cut once into at most this many quantile bins (as LightGBM and
+        XGBoost's ``hist`` do: a bin per distinct value when there are few), and training
+        reads the bin codes; each split's threshold is then stored as the raw value where
+        its bins part, so ``predict`` reads raw values and routes every training row as
+        training did. None trains on the raw values.
     prior_power : float
         ``predict`` gives the class of the largest ``probability / share ** prior_power``,
         where ``share`` is the class's share of the training rows (kept as
@@ -149,7 +158,10 @@ class JungleClassifier(ClassifierMixin, JungleBase):
     n_features_in_ : int
         Columns of the training matrix.
     jungle_ : :class:`jungleseg.Jungle`
-        The trained model.
+        The trained model (thresholds in raw feature values).
+    bin_cuts_ : list of ndarray or None
+        Per column, the values that part its bins (float32, increasing); None with
+        ``max_bins=None``.
     node_count_ : int
         Split and leaf nodes of all DAGs together.
     model_bytes_ : int
@@ -171,13 +183,14 @@ class JungleClassifier(ClassifierMixin, JungleBase):
                                  Interval(RealNotInt, 0, 1, closed="right"),
                                  StrOptions({"sqrt"}), None],
         "bootstrap": ["boolean"],
+        "max_bins": [Interval(Integral, 2, 256, closed="both"), None],
     }
 
     def __init__(self, n_estimators=8, max_width=256, schedule="doubling", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, criterion="entropy",
                  n_candidate_features="sqrt", n_thresholds=32, lsearch_steps=250,
                  search="lsearch", growth="jungle", max_nodes=None, bootstrap=False,
-                 prior_power=0.0, random_state=None):
+                 max_bins=256, prior_power=0.0, random_state=None):
         self.n_estimators = n_estimators
         self.max_width = max_width
         self.schedule = schedule
@@ -192,6 +205,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         self.growth = growth
         self.max_nodes = max_nodes
         self.bootstrap = bootstrap
+        self.max_bins = max_bins
         self.prior_power = prior_power
         self.random_state = random_state
 
@@ -227,12 +241,16 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         seed = self._seed()
         params = self._grow_params(len(self.classes_), self._n_candidates(X.shape[1]), seed)
         family = TabularFeatures(X.shape[1])
-        store, samples = family.prepare(X)
+        self.bin_cuts_ = None if self.max_bins is None else fit_cuts(X, self.max_bins, seed)
+        store, samples = family.prepare(
+            X if self.bin_cuts_ is None else quantise(X, self.bin_cuts_))
         samples = Samples(samples.image, samples.row, samples.col, y_index.astype(np.int32))
         n = X.shape[0]
         entries = (bootstrap(n, self.n_estimators, seed) if self.bootstrap
                    else every_sample(n, self.n_estimators))
         dags, self.grow_stats_ = grow(store.as_tuple(), samples, family, entries, params)
+        if self.bin_cuts_ is not None:
+            dags = [_with_raw_thresholds(dag, self.bin_cuts_) for dag in dags]
         shares = np.bincount(y_index, minlength=len(self.classes_)) / n
         self.jungle_ = Jungle(dags, self.classes_, family, self.get_params(),
                               {"seed": seed, "class_shares": [float(v) for v in shares]})
@@ -270,3 +288,15 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         """
         proba = self.predict_proba(X)
         return self.classes_[self.jungle_.label_indices(proba, axis=1)]
+
+
+def _with_raw_thresholds(dag, cuts: list[np.ndarray]):
+    """``dag`` trained on bin codes, with each split's code threshold replaced by the raw
+    value that splits the column's values the same way (:func:`raw_thresholds`). The
+    spread of training responses (soft routing's scale, which tabular prediction does not
+    use) was measured in codes, so it is dropped."""
+    split = np.flatnonzero(dag.left >= 0)
+    threshold = dag.threshold.copy()
+    threshold[split] = raw_thresholds(dag.threshold[split],
+                                      dag.feature_params[split, 0].astype(np.int64), cuts)
+    return dataclasses.replace(dag, threshold=threshold, spread=None)

@@ -170,3 +170,35 @@ EXPECTED_FAILED_CHECKS = {}
                          expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(criterion="dgmml"), dict(growth="priority", max_nodes=41)])
+def test_binned_fit_routes_raw_rows_as_its_codes(data, kw):
+    """A jungle fitted on binned columns stores raw thresholds: predicting raw rows (seen
+    and unseen) gives what the same jungle trained and predicting on the bin codes gives."""
+    from jungleseg.features._bins import quantise
+
+    X, y = data
+    X = np.round(X, 1).astype(np.float32)  # some ties, so that bins hold several rows
+    binned = JungleClassifier(n_estimators=3, max_width=8, max_bins=16, random_state=4, **kw)
+    binned.fit(X[:400], y[:400])
+    codes = quantise(X, binned.bin_cuts_)
+    on_codes = JungleClassifier(n_estimators=3, max_width=8, max_bins=None, random_state=4,
+                                **kw)
+    on_codes.fit(codes[:400], y[:400])
+    assert binned.node_count_ == on_codes.node_count_
+    for a, b in zip(binned.jungle_.dags, on_codes.jungle_.dags):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.feature_params, b.feature_params)
+        split = a.left >= 0
+        assert not np.array_equal(a.threshold[split], b.threshold[split])  # raw, not codes
+    assert binned.predict_proba(X).tobytes() == on_codes.predict_proba(codes).tobytes()
+    assert len(binned.bin_cuts_) == X.shape[1]
+    assert all(c.size <= 15 for c in binned.bin_cuts_)
+
+
+def test_max_bins_none_trains_on_raw_values(data):
+    X, y = data
+    clf = JungleClassifier(n_estimators=2, max_width=8, max_bins=None, random_state=0)
+    clf.fit(X, y)
+    assert clf.bin_cuts_ is None and clf.score(X, y) > 0.8
