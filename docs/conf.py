@@ -14,7 +14,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))
 
-import jungleseg  # noqa: E402
+import jungleseg
 
 # The gallery reads the real data from the folder the tests use (JUNGLESEG_DATA, default
 # ../shared/data beside the repository); examples run with the examples folder as cwd.
@@ -22,7 +22,7 @@ os.environ.setdefault("JUNGLESEG_DATA", str(DOCS.parent.parent / "shared" / "dat
 
 project = "jungleseg"
 author = "the jungleseg developers"
-copyright = "the jungleseg developers"  # noqa: A001 (Sphinx's name)
+copyright = "the jungleseg developers"
 version = release = jungleseg.__version__
 
 extensions = [

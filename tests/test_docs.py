@@ -29,7 +29,8 @@ def python_blocks() -> list[tuple[str, int, str]]:
     """(page, index, code) of every ```python block of every page."""
     blocks = []
     for page in pages():
-        found = re.findall(r"^```python\n(.*?)^```", page.read_text(), flags=re.S | re.M)
+        found = re.findall(r"^```python\n(.*?)^```", page.read_text(),
+                           flags=re.DOTALL | re.MULTILINE)
         blocks += [(str(page.relative_to(REPO)), i, code) for i, code in enumerate(found)]
     return blocks
 
@@ -52,7 +53,7 @@ def test_the_pages_have_python_blocks():
 @pytest.mark.parametrize("code", [block_param(*block) for block in BLOCKS])
 def test_page_block_runs(code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # blocks may write files (models, zarr arrays)
-    exec(compile(code, "docs python block", "exec"), {"__name__": "__main__"})
+    exec(compile(code, "docs python block", "exec"), {"__name__": "__main__"})  # noqa: S102
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(DOCS)))
@@ -81,7 +82,8 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path, data_root):
     start = time.perf_counter()
     build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
                             "-d", str(tmp_path / "doctrees"), str(DOCS), str(out)],
-                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+                           check=False)
     seconds = time.perf_counter() - start
     assert build.returncode == 0, (build.stdout[-3000:], build.stderr[-5000:])
     print(f"docs built in {seconds:.0f} s")
