@@ -13,6 +13,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))
+sys.path.insert(0, str(DOCS / "_ext"))
 
 import jungleseg
 
@@ -28,6 +29,7 @@ version = release = jungleseg.__version__
 extensions = [
     "myst_parser",
     "numpydoc",
+    "results_table",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
@@ -37,7 +39,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_templates", "examples/README.rst", "paper/*/cache", "**/GALLERY_HEADER.rst",
+exclude_patterns = ["_build", "_templates", "_ext", "examples/README.rst", "paper/*/cache", "**/GALLERY_HEADER.rst",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json"]
 
