@@ -89,6 +89,9 @@ class ResultsTable(Directive):
             f"({machine.get('cpu', '?')}), {machine.get('memory_gb', '?')} GB, load average "
             f"{' / '.join(f'{x:.1f}' for x in load) or '?'} at the end of the run.")
         rows = flatten(record.get("figures", {}))
+        while rows and all(len(path) > 1 for path, _ in rows) and \
+                len({path[0] for path, _ in rows}) == 1:  # a key every row shares says nothing
+            rows = [(path[1:], values) for path, values in rows]
         settings = {k: v for k, v in record.get("figures", {}).items()
                     if not isinstance(v, dict)}
         if settings:
