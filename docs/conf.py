@@ -54,7 +54,6 @@ suppress_warnings = [
 # API reference: one page per public name, from the numpydoc docstrings
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
