@@ -16,15 +16,16 @@ from jungleseg import ColourFeatures, JungleSegmenter
 
 photo = rescale(data.astronaut(), 0.5, channel_axis=2, anti_aliasing=True)  # floats in [0, 1]
 strokes = np.zeros(photo.shape[:2], dtype=np.uint8)   # 0: unpainted
-strokes[10:40, 10:60] = 1       # background (the wall)
-strokes[200:250, 200:240] = 1
+strokes[10:40, 10:60] = 1       # background: the flag,
+strokes[30:90, 160:180] = 1     # the wall,
+strokes[60:120, 215:235] = 1    # the shuttle
 strokes[190:250, 40:90] = 2     # suit
 strokes[160:200, 150:170] = 2
-strokes[60:90, 100:130] = 3     # face
-strokes[20:40, 90:140] = 3      # hair
+strokes[60:95, 105:135] = 3     # face
+strokes[25:40, 100:140] = 3     # hair
 
-seg = JungleSegmenter(ColourFeatures(max_offset=16, kinds=("value", "difference", "absdiff"),
-                                     box_filters=(2, 4)),
+seg = JungleSegmenter(ColourFeatures(max_offset=24, kinds=("value", "difference", "absdiff"),
+                                     box_filters=(2, 4, 8)),
                       n_estimators=3, max_width=64, max_depth=10, sampling="balanced",
                       samples_per_image=4000, ignore=(0,), smoothing=6, guided_eps=0.1,
                       random_state=0).fit([photo], [strokes])
