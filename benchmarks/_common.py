@@ -72,3 +72,46 @@ def fit_and_score(model, train_images, train_labels, test_images, test_labels, i
     predicted = [segment(model.jungle_, im, probabilities=False)[0] for im in test_images]
     seconds = time.perf_counter() - start
     return evaluate(test_labels, predicted, model.classes_, ignore=ignore), fit_seconds, seconds
+
+
+def write_results(name: str, figures: dict, folder=None):
+    """Write a benchmark's figures to ``benchmarks/results/<name>.json`` (the results pages
+    of the docs cite these files), with what is needed to judge them: the command, the date,
+    the machine (CPU count and model, memory) and its load average at the end of the run."""
+    import json
+    import os
+    import platform
+    import sys
+    from datetime import datetime, timezone
+    from pathlib import Path
+
+    folder = Path(folder) if folder else Path(__file__).resolve().parent / "results"
+    folder.mkdir(parents=True, exist_ok=True)
+    cpu = next((line.split(":", 1)[1].strip() for line in _read_lines("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor())
+    memory = next((line.split()[1] for line in _read_lines("/proc/meminfo")
+                   if line.startswith("MemTotal")), None)
+    record = {
+        "benchmark": name,
+        "command": " ".join([Path(sys.argv[0]).as_posix(), *sys.argv[1:]]),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+                    "memory_gb": round(int(memory) / 2**20, 1) if memory else None,
+                    "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg")
+                    else None},
+        "figures": figures,
+    }
+    path = folder / f"{name}.json"
+    temporary = path.with_suffix(".json.tmp")
+    temporary.write_text(json.dumps(record, indent=1) + "\n")
+    temporary.replace(path)
+    print(f"figures written to {path}")
+    return path
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path) as file:
+            return file.readlines()
+    except OSError:
+        return []

@@ -24,7 +24,7 @@ overrides (JungleClassifier parameters).
 ``--set KEY=VALUE`` overrides the configs (as in benchmarks/stanford.py; ``seed=S`` adds S
 to every split's seed, which is otherwise the split's index); ``--quick``
 shrinks the segmentation runs to fit minutes on a shared 2-core machine (what it reduces is
-printed and recorded with the figures in benchmarks/README.md).
+printed and recorded with the figures in docs/results/accuracy.md).
 """
 from __future__ import annotations
 

@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_results  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 
 _CHILD = r"""
@@ -110,10 +113,15 @@ def main() -> None:
     cases.append(("train stanford on 40 images, 30 DAGs",
                   {"what": "train", "model": "stanford", "n_images": 40,
                    "params": {"n_estimators": 30}}))
+    figures = {}
     for name, spec in cases:
         result = measure(spec)
         print(f"{name:52s} {result['measured'] / 1e6:8.0f}MB {result['estimate'] / 1e6:8.0f}MB "
               f"{result['estimate'] / max(result['measured'], 1):6.2f}", flush=True)
+        figures[name] = {"measured_mb": result["measured"] / 1e6,
+                         "estimate_mb": result["estimate"] / 1e6,
+                         "estimate_over_measured": result["estimate"] / max(result["measured"], 1)}
+    write_results("memory", {"cases": figures})
 
 
 if __name__ == "__main__":

@@ -28,6 +28,8 @@ import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_results
 from jungleseg import evaluate  # noqa: E402
 from jungleseg.datasets.microscopy import render_cells  # noqa: E402
 from jungleseg.datasets.scribbles import paint_scribbles  # noqa: E402
@@ -100,6 +102,7 @@ def main() -> None:
     images = {"coins 1024x1024 (2 classes)": coins()}
     cells, cell_truth = render_cells(1, seed=0, size=(SIZE, SIZE))
     images["cells 1024x1024 (4 textured classes)"] = (cells[0], cell_truth[0])
+    figures: dict[str, dict] = {}
     for name, (image, truth) in images.items():
         scribbles = paint_scribbles(truth, fraction=args.fraction, seed=0)
         classes = np.unique(truth)
@@ -112,7 +115,12 @@ def main() -> None:
             print(f"  {label:22s} train + segment {medians[label]:6.3f} s (median)  mean "
                   f"Jaccard {np.mean(jaccard):.3f} (seeds {min(jaccard):.3f}-"
                   f"{max(jaccard):.3f})  nodes {results[label][0][1]}", flush=True)
+            figures.setdefault(name, {})[label] = {
+                "seconds_median": medians[label], "mean_jaccard": float(np.mean(jaccard)),
+                "jaccard_range": [float(min(jaccard)), float(max(jaccard))]}
         print(f"  speed-up {medians['skimage fit_segmenter'] / medians['jungle (3 DAGs)']:.1f}x")
+    write_results("scribbles", {"fraction": args.fraction, "seeds": args.seeds,
+                                "images": figures})
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import warm_up, write_results  # noqa: E402
 
 from jungleseg import confusion_matrix, scores  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -117,11 +117,16 @@ def main() -> None:
                   f"{100 * s.pixel_accuracy:5.1f} % nodes {nodes:8d} fit {fit_s:6.1f} s "
                   f"segment {pixels / seg_s / 1e6:5.2f} Mpx/s {stages}", flush=True)
     print(f"\nmean over folds {args.folds}:")
+    figures = {}
     for name, rows in totals.items():
         j, acc, nodes, fit_s, mpx = np.array(rows).T
         print(f"{name:38s} Jaccard {j.mean():.3f} +- {j.std():.3f}  pixel acc "
               f"{100 * acc.mean():5.1f} %  nodes {nodes.mean():9.0f}  fit {fit_s.mean():6.1f} s"
               f"  segment {mpx.mean():5.2f} Mpx/s")
+        figures[name] = {"mean_jaccard": float(j.mean()), "jaccard_std": float(j.std()),
+                         "pixel_accuracy": float(acc.mean()), "nodes": float(nodes.mean()),
+                         "fit_seconds": float(fit_s.mean()), "mpx_per_s": float(mpx.mean())}
+    write_results("stanford", {"folds": args.folds, "overrides": args.set, "models": figures})
 
 
 if __name__ == "__main__":

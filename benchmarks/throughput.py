@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import warm_up, write_results  # noqa: E402
 
 from jungleseg import segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -58,7 +58,10 @@ def main() -> None:
     ours = pixels / best_of(3, lambda: [segment(model.jungle_, im) for im in images]) / 1e6
     print(f"jungle: {len(model.jungle_.dags)} DAGs, depth {model.jungle_.max_depth}, "
           f"{model.node_count_} nodes: {ours:.2f} Mpx/s end to end", flush=True)
+    figures = {"images": len(images), "megapixels": pixels / 1e6,
+               "jungle": {"mpx_per_s": ours, "nodes": int(model.node_count_)}}
     if args.skip_peer:
+        write_results("throughput", figures)
         return
 
     from skimage.feature import multiscale_basic_features
@@ -84,6 +87,9 @@ def main() -> None:
     peer = pixels / best_of(3, run_peer) / 1e6
     print(f"peer: skimage features + RF(100): {peer:.2f} Mpx/s end to end")
     print(f"jungle / peer: {ours / peer:.1f}x")
+    figures["peer (skimage features + RF(100))"] = {"mpx_per_s": peer}
+    figures["jungle / peer"] = ours / peer
+    write_results("throughput", figures)
 
 
 if __name__ == "__main__":

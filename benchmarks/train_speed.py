@@ -22,7 +22,7 @@ evaluations and wall nanoseconds per evaluation (feature stage seconds / evaluat
 and the peak memory of the fit above what the process held before it. The Kinect and
 Stanford jungles are fitted twice in a row: the first fit writes memory the process has not
 used before, which on some virtual machines costs seconds per gigabyte
-(``docs/performance.md``); the second reuses what the first freed, as a longer-lived
+(``docs/results/speed.md``); the second reuses what the first freed, as a longer-lived
 process would. The peer, timed in the same run and right after: scikit-learn's
 RandomForestClassifier with as many trees and depth 20, on scikit-image
 ``multiscale_basic_features`` (sigma 1-16) at the jungle's training pixels, features

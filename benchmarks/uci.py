@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import timed_fit, total_nodes, warm_up  # noqa: E402
+from _common import timed_fit, total_nodes, warm_up, write_results  # noqa: E402
 
 from jungleseg import JungleClassifier  # noqa: E402
 from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402
@@ -43,6 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     warm_up()
     print(f"{'set':10s} {'model':20s} {'accuracy':>15s} {'nodes':>8s} {'fit s':>7s}")
+    figures: dict[str, dict] = {}
     for name in args.sets:
         X, y = load_uci(name, args.data)
         results: dict[str, list] = {}
@@ -55,7 +56,11 @@ def main() -> None:
             acc, nodes, secs = np.array(rows).T
             print(f"{name:10s} {label:20s} {100 * acc.mean():7.2f} +- {100 * acc.std():4.2f} "
                   f"{nodes.mean():8.0f} {np.median(secs):7.3f}")
+            figures.setdefault(name, {})[label] = {
+                "accuracy_mean": float(acc.mean()), "accuracy_std": float(acc.std()),
+                "nodes_mean": float(nodes.mean()), "fit_seconds_median": float(np.median(secs))}
         sys.stdout.flush()
+    write_results("uci", {"repeats": args.repeats, "dags": args.dags, "sets": figures})
 
 
 if __name__ == "__main__":

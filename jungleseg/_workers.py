@@ -49,7 +49,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 #: parallel region costs more than it saves: waking a sleeping thread costs about 0.1 ms,
 #: the time of some 10,000 evaluations. Regions just above it gain from a second thread
 #: on an idle machine and lose nothing measurable with a busy core
-#: (``docs/performance.md``).
+#: (``docs/results/speed.md``).
 SERIAL_WORK = 20_000
 #: Work from which a region uses every thread even while other processes hold cores: each
 #: thread's share then outweighs the wait for a slowed thread at the closing barrier.

@@ -1,6 +1,6 @@
 """Model files: jungles in HDF5, written atomically, checksummed and validated on load.
 
-Layout (``docs/model-format.md`` describes it for other programs)::
+Layout (``docs/guide/model-files.md`` describes it for other programs)::
 
     /                      attrs: format = "jungleseg-model", format_version, library_version,
                                   features (JSON), training (JSON), metadata (JSON), sha256

@@ -1,4 +1,4 @@
-"""The numbers docs/paper.md sets against each of the jungle paper's claims, read from the
+"""The numbers docs/results/paper.md sets against each of the jungle paper's claims, read from the
 CSVs the figure scripts wrote (run them first, or run run_all.py). Writes claims.md.
 
     python benchmarks/paper/claims.py [--quick | --scale ci|quick|medium|full|paper]

@@ -2,7 +2,7 @@
 write how long each took (run_all.csv). ``--quick`` takes minutes, ``--scale medium`` about
 an hour and ``--scale full`` (every Stanford fold and objective depth) at most 2 hours on
 2 cores; ``--scale paper``, the paper's own sizes where the data allow, takes several hours
-(docs/paper.md, "Wall time").
+(docs/results/paper.md, "Wall time").
 
     python benchmarks/paper/run_all.py [--quick | --scale ci|quick|medium|full|paper] [--data DIR]
 """

@@ -27,7 +27,7 @@ class ColourFeatures(FeatureFamily):
     max_offset : int
         Largest probe offset per axis, in pixels.
     kinds : sequence of str
-        Any of 'value', 'difference', 'sum', 'absdiff' and their 'box_' versions.
+        Any of ``value``, ``difference``, ``sum``, ``absdiff`` and their ``box_`` versions.
     max_box : int
         Largest box half-size (a box is up to ``2 max_box + 1`` pixels wide).
     input : {'rgb', 'grey', 'channels'}

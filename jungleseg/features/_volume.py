@@ -9,7 +9,7 @@ The store is a store of volumes (:class:`ImageStore` with ``ndim == 3``): each c
 taller plane of slices, padded as far as the probes reach along every axis, so that the
 kinds (codes in :mod:`._kernels`) read their probes at fixed steps and the trainer and
 traversal address voxels as (image, row, column) like pixels. Box means are channels
-(separable box filters), read at one voxel like any other channel (``docs/performance.md``
+(separable box filters), read at one voxel like any other channel (``docs/results/speed.md``
 has the measurement against 3-D integral images).
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which leaves a tree baseline splits (``docs/design.md``, "Baselines").
+"""Which leaves a tree baseline splits (``docs/how-it-works/design.md``, "Baselines").
 
 The jungle paper compares DAGs with three ways of growing trees of bounded size, all with
 the same features and objective as the jungle (:func:`jungleseg.jungle.grow` calls these):

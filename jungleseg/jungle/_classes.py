@@ -106,7 +106,7 @@ class JungleClassifier(ClassifierMixin, JungleBase):
         uniform class distribution, for imbalanced classes); or 'dgmml', where each node's
         split is proposed in closed form (the dGMML weight picks the candidate feature,
         the classes' extremes place the threshold; no threshold search) and levels that
-        merge use entropy. ``docs/criteria.md`` says how each enters split and branch
+        merge use entropy. ``docs/how-it-works/criteria.md`` says how each enters split and branch
         steps.
     n_candidate_features : 'sqrt', int, float or None
         Candidate features drawn per node: sqrt(n_features), a count, a fraction of

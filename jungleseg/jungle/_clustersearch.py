@@ -1,4 +1,4 @@
-"""ClusterSearch: the jungle paper's second level optimiser (``docs/design.md``,
+"""ClusterSearch: the jungle paper's second level optimiser (``docs/how-it-works/design.md``,
 "ClusterSearch").
 
 Each parent keeps its best tree split, which gives 2 |N_p| *temporary children*, the

@@ -17,7 +17,7 @@ O(classes).
   by the square root of its share, so a rare class hardly counts; with U every class counts
   alike (the point of a skew-insensitive criterion), and ``g`` depends on the histogram
   alone, so it decomposes over children exactly and LSearch's moves use it as they use
-  entropy (``docs/criteria.md``).
+  entropy (``docs/how-it-works/criteria.md``).
 
 ``dgmml`` is not a histogram objective: it proposes each node's split from the response
 moments (``_dgmml``), and everything that compares histograms then uses entropy.

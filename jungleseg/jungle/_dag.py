@@ -1,4 +1,5 @@
-"""A rooted decision DAG stored as flat parallel arrays (``docs/design.md``, "The DAG").
+"""A rooted decision DAG stored as flat parallel arrays (``docs/how-it-works/design.md``,
+"The DAG").
 
 Nodes of level d are ``level_start[d]:level_start[d + 1]``. A split node sends a
 sample whose feature response is below ``threshold`` to ``left`` and the others to

@@ -23,7 +23,7 @@ take the roles of L and U. If the snapped threshold leaves a side with fewer tha
 if that fails too, the node stays a leaf.
 
 The proposal's left class histogram is returned so the jungle's levels can score it with
-entropy and LSearch can route its branches (``docs/criteria.md``).
+entropy and LSearch can route its branches (``docs/how-it-works/criteria.md``).
 """
 import numpy as np
 from numba import njit, prange

@@ -1,5 +1,5 @@
-"""LSearch: optimise the splits and out-edges of one DAG level (``docs/design.md``, "Training
-one level").
+"""LSearch: optimise the splits and out-edges of one DAG level
+(``docs/how-it-works/design.md``, "Training one level").
 
 Inputs per level of one DAG: ``n`` parents, each with a table of candidate left
 histograms ``table[i, k, t, :]`` (candidate feature k, threshold t) and its histogram

@@ -1,5 +1,5 @@
 """The spread of each split node's training responses: the scale of soft routing's
-temperature (``docs/beyond.md``). Routing (:func:`._grow.route`) records each entry's
+temperature (``docs/guide/beyond.md``). Routing (:func:`._grow.route`) records each entry's
 response; the sums here run in entry order, and a data-parallel fit continues them shard
 after shard (:mod:`._sharded`), so the spread does not depend on the thread count or on the
 sharding."""

@@ -1,7 +1,8 @@
 """Split tables: the left class histogram of every (node, candidate, threshold).
 
 Building them is the one step of training that reads data; everything after it
-(tree splits, LSearch) is histogram arithmetic (``docs/design.md``, "Training one level").
+(tree splits, LSearch) is histogram arithmetic (``docs/how-it-works/design.md``, "Training
+one level").
 A candidate's thresholds are drawn at stratified random quantiles of its responses on a
 random subsample of the node's entries, from a stream keyed by (seed, DAG, level, node,
 candidate), so the tables do not depend on the thread count.

@@ -1,6 +1,6 @@
 """Which image arrays training and segmentation accept, and how their values are read.
 
-The rule (``docs/model-format.md``, "Input values"), applied at every entry point (the
+The rule (``docs/guide/model-files.md``, "Input values"), applied at every entry point (the
 Python API, the command line, the napari widget):
 
 - pixel values must be real numbers: boolean, complex and object arrays are refused, and

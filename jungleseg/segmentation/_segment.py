@@ -128,7 +128,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
 
 #: Images of at most this many pixels are segmented faster several at a time, each on one
 #: thread (:func:`segment_frames`), than one after another on every thread: the command
-#: line and the napari widget stream folders and stacks of them (``docs/performance.md``).
+#: line and the napari widget stream folders and stacks of them (``docs/results/speed.md``).
 STREAM_PIXELS = 1 << 20
 
 

@@ -133,7 +133,7 @@ def test_result_is_optimal_for_every_move_by_brute_force(criterion):
 def test_against_exhaustive_search_over_all_clusterings(criterion):
     # every clustering of the temporary children enumerated: ClusterSearch never goes below
     # the optimum (its objective is computed right) and reaches it on most tiny levels;
-    # being a local search it does not on all (see docs/paper.md)
+    # being a local search it does not on all (see docs/results/paper.md)
     found = 0
     levels = list(tiny_levels(150, seed=7 + criterion))
     for table, wl, P, m in levels:
