@@ -32,8 +32,10 @@ def is_channel_set(images: list) -> bool:
     """Whether several grey image layers are one image's channels: napari's
     ``channel_axis`` split, which gives each channel a layer of the same shape and scale,
     blended additively."""
+    if len(images) < 2:
+        return False
     first = images[0]
-    return len(images) > 1 and all(
+    return all(
         not layer.rgb and layer.blending == "additive"
         and np.shape(layer.data) == np.shape(first.data)
         and np.allclose(layer.scale, first.scale) for layer in images)
