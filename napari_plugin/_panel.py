@@ -163,7 +163,7 @@ class Panel(Container):
         label = self.status.native
         label.setWordWrap(True)
         label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        label.setFixedHeight(label.fontMetrics().lineSpacing() * STATUS_LINES + 4)
+        label.setFixedHeight(label.fontMetrics().lineSpacing() * (STATUS_LINES + 1))
 
     # ---------------------------------------------------------------- layer choices
     def _inputs_of(self, layer_type):
