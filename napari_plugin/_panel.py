@@ -73,7 +73,8 @@ def _described(name: str, path) -> str:
 
 def _narrow(combo) -> None:
     """Keep a combo box from widening the panel to fit a long layer name."""
-    combo.native.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    policy = QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    combo.native.setSizeAdjustPolicy(policy)
     combo.native.setMinimumContentsLength(8)
 
 

@@ -66,11 +66,11 @@ class JungleWidget(Panel):
         self._channels = {}  # the last 2-D training's channels, for the next (session.train)
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
-        self._timer = QTimer()
+        self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
         self._timer.setSingleShot(True)
         self._timer.setInterval(LIVE_DELAY_MS)
         self._timer.timeout.connect(self._live_update)
-        self._status_timer = QTimer()  # the status line follows painting, after a pause
+        self._status_timer = QTimer(self.native)  # the status line follows painting
         self._status_timer.setSingleShot(True)
         self._status_timer.setInterval(300)
         self._status_timer.timeout.connect(self._say_next)

@@ -62,8 +62,8 @@ def show_painted_part(viewer, scribbles) -> None:
     rows, cols = np.nonzero(np.asarray(scribbles.data))
     height, width = scribbles.data.shape
     box = max((np.ptp(rows) + 1) / height, (np.ptp(cols) + 1) / width)
-    viewer.camera.center = ((rows.min() + rows.max()) / 2, (cols.min() + cols.max()) / 2)
-    viewer.camera.zoom *= min(max(0.8 / box, 1.0), 3.0)
+    viewer.scene.camera.center = ((rows.min() + rows.max()) / 2, (cols.min() + cols.max()) / 2)
+    viewer.scene.camera.zoom *= min(max(0.8 / box, 1.0), 3.0)
 
 
 def main() -> None:
