@@ -274,6 +274,7 @@ class JungleWidget(Panel):
             inp, scribble_layer, painted, model, indices = self._prepare_training()
         except ValueError as err:
             show_error(str(err))
+            self._say(f"Cannot train yet: {err}.")
             return
         volume = self._volume_mode
         first, first_slice = self._visible_part(inp, volume)

@@ -78,6 +78,7 @@ def test_errors_become_notifications(viewer_and_widget):
     widget.image.value, widget.scribbles.value = layer, empty
     widget.train()
     assert "no labels painted" in errors[-1]
+    assert widget.status.value.startswith("Cannot train yet: no labels painted")
     one = np.zeros_like(truth)
     one[10, 10:30] = 1
     empty.data = one
