@@ -43,8 +43,9 @@ HELP = {
     "width_m": "Width M: the most nodes on any level of a DAG. Larger learns more detail "
                "from more paint; smaller is faster and generalises more.",
     "max_depth": "Levels of each DAG: deeper learns finer distinctions, slower.",
-    "max_offset": "How far from a pixel the features look: larger reads more context "
-                  "(big objects), smaller keeps to local texture.",
+    "max_offset": "How far from a pixel the features look (pixels; metres for depth; the "
+                  "layer's scale units in 3-D): larger reads more context (big objects), "
+                  "smaller keeps to local texture.",
     "smoothing": "Half-size of the box over which class probabilities are averaged before "
                  "labelling (0: none); edge-aware when the preset sets guided_eps.",
     "soft": "Soft routing: gate temperature times each node's response spread. 0 routes "
@@ -213,13 +214,14 @@ class Panel(Container):
         if self._volume_mode:
             volume_preset = features.get("family") == "volume"
             self.max_offset.value = features.get("max_offset", 1.0) if volume_preset else 1.0
-            self.max_offset.step, self.max_offset.label = 0.1, "offset range (scale units)"
+            self.max_offset.step, self.offset_unit = 0.1, "scale units"
         elif self.kind.value == "depth":
             self.max_offset.value = features.get("max_offset", 0.45) if depth_preset else 0.45
-            self.max_offset.step, self.max_offset.label = 0.05, "offset range (m)"
+            self.max_offset.step, self.offset_unit = 0.05, "m"
         else:
             self.max_offset.value = 16 if depth_preset else features.get("max_offset", 16)
-            self.max_offset.step, self.max_offset.label = 1, "offset range (px)"
+            self.max_offset.step, self.offset_unit = 1, "px"
+        self.max_offset.native.setSuffix(f" {self.offset_unit}")  # the label keeps its width
         for name in ("n_estimators", "width_m", "max_depth", "max_offset", "smoothing", "soft",
                      "prior", "stages"):
             box = getattr(self, name)

@@ -89,6 +89,11 @@ def test_the_dock_keeps_its_width(make_napari_viewer):
     QApplication.processEvents()
     assert (dock.width(), widget.native.width()) == before
     assert widget.status.value.endswith("...") and "file" in widget.status.tooltip
+    widget.collapsible.expand(animate=False)
+    for mode in ("3-D volume", "2-D slices"):  # other presets, other offset units
+        widget.mode.value = mode
+        QApplication.processEvents()
+        assert (dock.width(), widget.native.width()) == before
     widget.train()
     widget.wait()
     QApplication.processEvents()

@@ -197,7 +197,7 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
     layer = viewer.add_image(depth, **image_kwargs)
     scribbles = viewer.add_labels(paint, **paint_kwargs)
     widget.image.value, widget.scribbles.value = layer, scribbles
-    assert widget.kind.value == "depth" and widget.max_offset.label == "offset range (m)"
+    assert widget.kind.value == "depth" and widget.offset_unit == "m"
     widget.max_offset.value = 0.4
     widget.train()
     widget.wait()
