@@ -340,7 +340,8 @@ class JungleWidget(Panel):
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
         self.train_button.text = "Cancel"
-        self._say("Training..." if not count_slices else f"Segmenting {name}...")
+        self._say("Training on your strokes... (press Cancel to stop)" if not count_slices
+                  else f"Segmenting {name}... (press Cancel to stop)")
         self._worker = create_worker(job, _start_thread=False)
         self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
                                                                   scribble_layer))
@@ -359,7 +360,7 @@ class JungleWidget(Panel):
             self.progress.value = self.progress.max
             self._details = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes, "
                              f"trained on {model.n_samples_} painted pixels in {seconds:.2f} s")
-            self._say("Trained; segmenting...", self._details)
+            self._say("Trained; segmenting... (press Cancel to stop)", self._details)
         elif what == "cancelled":
             self._say("Cancelled. Press 'Train and segment' to start again.")
         elif what == "part":
@@ -433,7 +434,7 @@ class JungleWidget(Panel):
             if names is not None and len(names) > max(classes):
                 self.jungle.metadata["class_names"] = {str(c): str(names[c]) for c in classes}
         save_model(self.jungle, path)
-        self._say(f"Saved the model to {path}.")
+        self._say(f"Saved the model to {path}. Apply it to other layers under 'apply to'.")
 
     def load(self, path) -> None:
         """Read and validate a model file; it becomes the model applied to layers."""
@@ -476,7 +477,7 @@ class JungleWidget(Panel):
 
         self._run(job, len(indices) * (2 if volume else 1), inp, layer.name, None,
                   count_slices=True)
-        self._say(f"Segmenting {len(indices)} slice(s) of {layer.name}...")
+        self._say(f"Segmenting every slice of {layer.name}... (press Cancel to stop)")
 
     def _ask_save(self, *_):
         path, _ = QFileDialog.getSaveFileName(None, "Save jungle model", "model.h5",
