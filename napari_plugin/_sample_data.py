@@ -17,8 +17,10 @@ import numpy as np
 
 from jungleseg.datasets.cells3d import CLASS_NAMES as VOLUME_CLASSES
 from jungleseg.datasets.cells3d import SPACING, paint_slices, render_cell_volume
+from jungleseg.datasets.faces import CLASS_COLOURS as FACE_COLOURS
 from jungleseg.datasets.faces import CLASS_NAMES as FACE_CLASSES
 from jungleseg.datasets.faces import render_faces
+from jungleseg.datasets.kinect import CLASS_COLOURS as BODY_COLOURS
 from jungleseg.datasets.kinect import CLASS_NAMES as BODY_PARTS
 from jungleseg.datasets.kinect import VOID, render_frames
 from jungleseg.datasets.microscopy import CLASS_NAMES as CELL_CLASSES
@@ -56,13 +58,25 @@ def object_strokes(truth: np.ndarray, per_object: float, min_area: int = 20,
     return out
 
 
+#: Class colours (RGB, 0-255) of the cells sample: background, cytoplasm, nucleus, fibres.
+CELL_COLOURS = np.array([[40, 40, 90], [60, 200, 90], [230, 60, 200], [250, 170, 30]])
+
+
+def _colours(rgb: np.ndarray) -> dict:
+    """A Labels colormap: label k + 1 in colour ``rgb[k]``, 0 (unpainted) transparent."""
+    return {None: (0, 0, 0, 0), 0: (0, 0, 0, 0),
+            **{k + 1: (*np.asarray(c, float) / 255, 1.0) for k, c in enumerate(rgb)}}
+
+
 def _layers(image, truth, name: str, image_kwargs: dict, class_names,
-            scribbles=None) -> list[tuple]:
+            scribbles=None, colours=None) -> list[tuple]:
     scribbles = paint_scribbles(truth, fraction=0.01, seed=0) if scribbles is None else scribbles
     features = {"class": ["unpainted", *class_names]}
+    colormap = {} if colours is None else {"colormap": _colours(colours)}
     return [(image, {"name": name, **image_kwargs}, "image"),
-            (truth, {"name": f"{name} ground truth", "visible": False}, "labels"),
-            (scribbles, {"name": f"{name} scribbles", "features": features}, "labels")]
+            (truth, {"name": f"{name} ground truth", "visible": False, **colormap}, "labels"),
+            (scribbles, {"name": f"{name} scribbles", "features": features, **colormap},
+             "labels")]
 
 
 def depth_body() -> list[tuple]:
@@ -72,7 +86,8 @@ def depth_body() -> list[tuple]:
     truth = np.where(parts[0] == VOID, 0, parts[0]).astype(np.uint8)  # 0: background
     millimetres = np.round(depth[0] * 1000).astype(np.uint16)
     return _layers(millimetres, truth, "depth body",
-                   {"colormap": "gray_r", "contrast_limits": (0, 5000)}, BODY_PARTS[1:])
+                   {"colormap": "gray_r", "contrast_limits": (0, 5000)}, BODY_PARTS[1:],
+                   colours=BODY_COLOURS[1:])
 
 
 def face() -> list[tuple]:
@@ -81,7 +96,7 @@ def face() -> list[tuple]:
     images, labels = render_faces(1, seed=3, size=(360, 480))
     truth = (labels[0] + 1).astype(np.uint8)
     return _layers(images[0], truth, "face", {"rgb": True}, FACE_CLASSES,
-                   object_strokes(truth, per_object=10))
+                   object_strokes(truth, per_object=10), FACE_COLOURS)
 
 
 def cells() -> list[tuple]:
@@ -89,7 +104,7 @@ def cells() -> list[tuple]:
     cell, nucleus and patch of background or fibres (about 3 % of the pixels)."""
     images, labels = render_cells(1, seed=0, size=(512, 512))
     return _layers(images[0], labels[0], "cells", {"colormap": "gray"}, CELL_CLASSES,
-                   object_strokes(labels[0], per_object=3))
+                   object_strokes(labels[0], per_object=3), CELL_COLOURS)
 
 
 #: Slices of the sample volumes that carry strokes.
