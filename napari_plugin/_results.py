@@ -1,5 +1,6 @@
 """The widget's output layers: segmentation, uncertainty and probabilities, filled part by
-part as the worker yields them, on the input's scale and translate.
+part as the worker yields them, on the input's scale and translate, marked as outputs in
+their metadata (so that they are never offered as inputs).
 
 Layers of more than :data:`FEW_SLICES` slices are chunked, not dense: in-memory zarr arrays
 with one compressed chunk per slice, so a slice takes memory only once it is segmented, and
@@ -10,6 +11,7 @@ import numpy as np
 from napari.utils.colormaps import DirectLabelColormap
 
 from . import _session as session
+from ._choices import OUTPUT_KEY
 
 #: Output layers with more slices than this are chunked zarr arrays, not dense arrays.
 FEW_SLICES = 8
@@ -27,48 +29,59 @@ def blank(shape: tuple, dtype):
 
 
 class ResultLayers:
-    """Writes results into layers named after the input, created (or replaced when their
-    shape changed) on first use, with the input's spatial ``scale`` and ``translate``."""
+    """Writes results into layers named after the input, created on first use with the
+    input's spatial ``scale`` and ``translate``: the segmentation on top, visible; the
+    uncertainty under it and the probabilities (if asked for) hidden, one click away.
+
+    Later results go into the same layers, so the user's visibility, opacity and order
+    stay; a layer whose shape or scale no longer fits is replaced in its place, with its
+    visibility and opacity."""
 
     def __init__(self, viewer):
         self.viewer = viewer
 
-    def _layer(self, name, shape, dtype, make, scale, translate):
-        layer = self.viewer.layers[name] if name in self.viewer.layers else None
-        if layer is not None and (layer.data.shape != shape
-                                  or not np.allclose(layer.scale, scale)):
-            self.viewer.layers.remove(layer)
-            layer = None
-        if layer is None:
-            layer = make(blank(shape, dtype), name=name, scale=scale, translate=translate)
+    def _layer(self, name, shape, dtype, make, scale, translate, **style):
+        layers = self.viewer.layers
+        old = layers[name] if name in layers else None
+        if old is not None and old.data.shape == shape and np.allclose(old.scale, scale):
+            return old
+        if old is not None:
+            index = layers.index(old)
+            style.update(visible=old.visible, opacity=old.opacity)
+            layers.remove(old)
+        layer = make(blank(shape, dtype), name=name, scale=scale, translate=translate,
+                     metadata={OUTPUT_KEY: True}, **style)
+        if old is not None:
+            layers.move(layers.index(layer), index)
         return layer
 
     def show(self, name: str, shape: tuple, scale: tuple, translate: tuple, key: tuple,
-             labels: np.ndarray, proba: np.ndarray, display: str, colormap=None) -> None:
+             labels: np.ndarray, proba: np.ndarray, probabilities: bool = False,
+             colormap=None) -> None:
         """Put ``labels`` and ``proba`` (a slice, a volume or part of one) at ``key`` of the
-        output layers of spatial ``shape``; ``display`` says which extra layer to fill."""
+        output layers of spatial ``shape``; ``probabilities``: fill that layer too."""
         scale, translate = tuple(scale), tuple(translate)
+        active = self.viewer.layers.selection.active  # stays the layer being painted on
+        if probabilities:
+            layer = self._layer(f"{name} probabilities", (proba.shape[-1],) + shape,
+                                np.float32, self.viewer.add_image, (1.0,) + scale,
+                                (0.0,) + translate, colormap="viridis",
+                                contrast_limits=(0, 1), visible=False)
+            layer.data[(slice(None),) + key] = np.moveaxis(proba, -1, 0)
+            layer.refresh()
+        unsure = self._layer(f"{name} uncertainty", shape, np.float32, self.viewer.add_image,
+                             scale, translate, colormap="magma", contrast_limits=(0, 1),
+                             opacity=0.6, visible=False)
+        unsure.data[key] = session.uncertainty(proba)
+        unsure.refresh()
         seg = self._layer(f"{name} segmentation", shape, labels.dtype, self.viewer.add_labels,
-                          scale, translate)
+                          scale, translate, opacity=0.6)
         seg.data[key] = labels
         if colormap is not None:
             seg.colormap = colormap
         seg.refresh()
-        if display == "uncertainty":
-            layer = self._layer(f"{name} uncertainty", shape, np.float32,
-                                lambda d, **kw: self.viewer.add_image(
-                                    d, colormap="magma", contrast_limits=(0, 1), opacity=0.6,
-                                    **kw), scale, translate)
-            layer.data[key] = session.uncertainty(proba)
-            layer.refresh()
-        elif display == "probabilities":
-            layer = self._layer(f"{name} probabilities", (proba.shape[-1],) + shape,
-                                np.float32, lambda d, **kw: self.viewer.add_image(
-                                    d, colormap="viridis", contrast_limits=(0, 1),
-                                    visible=False, **kw),
-                                (1.0,) + scale, (0.0,) + translate)
-            layer.data[(slice(None),) + key] = np.moveaxis(proba, -1, 0)
-            layer.refresh()
+        if active is not None and active in self.viewer.layers:
+            self.viewer.layers.selection.active = active
 
 
 def class_colormap(scribble_layer, jungle):

@@ -5,6 +5,10 @@ A thin layer over :mod:`napari_plugin._session`: it reads the chosen layers and 
 :mod:`napari_plugin._layers`; 2-D slices or 3-D volumes), runs training and segmentation in
 a worker thread (progress bar, Cancel), and puts the results into Labels and Image layers
 on the input's scale (:mod:`napari_plugin._results`). Errors become napari notifications.
+
+The panel (:mod:`napari_plugin._panel`) shows the few controls a first session needs. The
+layers are chosen by themselves when the choice is obvious (:mod:`napari_plugin._choices`),
+and the status line names the next useful action.
 """
 from __future__ import annotations
 
@@ -13,34 +17,26 @@ import time
 from typing import TYPE_CHECKING
 
 import numpy as np
-from magicgui.widgets import (CheckBox, ComboBox, Container, FloatSpinBox, Label, ProgressBar,
-                              PushButton, Select, SpinBox)
 from napari.layers import Image, Labels
 from napari.qt.threading import create_worker
 from napari.utils.notifications import show_error, show_info
 from qtpy.QtCore import QObject, QTimer, Signal
 from qtpy.QtWidgets import QFileDialog
 
-from jungleseg import (ColourFeatures, DepthFeatures, JungleSegmenter, VolumeFeatures,
-                       load_model, save_model)
-from jungleseg.segmentation import with_inference
-from jungleseg._validation import bounds
+from jungleseg import load_model, save_model
 from jungleseg.config import load_preset
+from jungleseg.segmentation import with_inference
 
+from . import _choices as choices
 from . import _layers as layers
 from . import _session as session
+from ._panel import Panel
 from ._results import ResultLayers, class_colormap
 
 if TYPE_CHECKING:
     import napari
 
 LIVE_DELAY_MS = 600  # quiet time after the last brush stroke before a live update
-
-
-def _spin_range(name: str) -> dict:
-    """A spin box's range: the interval the segmenter declares for parameter ``name``."""
-    low, high = bounds(JungleSegmenter._parameter_constraints[name])
-    return {"min": int(low), "max": int(high)}
 
 
 class Cancelled(Exception):
@@ -53,76 +49,33 @@ class _Relay(QObject):
     levels_done = Signal(int)
 
 
-class JungleWidget(Container):
+class JungleWidget(Panel):
     """Train on a Labels layer of scribbles, segment, save, load and apply models."""
 
     def __init__(self, napari_viewer: "napari.viewer.Viewer"):
-        super().__init__(labels=True)
-        self.viewer = napari_viewer
+        super().__init__(napari_viewer)
         self.jungle = None  # the current model, trained here or loaded
         self.last_seconds: dict[str, float] = {}
         self._worker = None
         self._cancel = threading.Event()
         self._pending_live = False
         self._count_slices = False
+        self._trained_on = None  # (image, scribbles) of the last training
+        self._details = ""  # figures of the last run, for the status line's tooltip
         self._watched = None  # the scribble layer whose painting triggers live updates
         self._channels = {}  # the last 2-D training's channels, for the next (session.train)
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
-        self._timer = QTimer()
+        self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
         self._timer.setSingleShot(True)
         self._timer.setInterval(LIVE_DELAY_MS)
         self._timer.timeout.connect(self._live_update)
+        self._status_timer = QTimer(self.native)  # the status line follows painting
+        self._status_timer.setSingleShot(True)
+        self._status_timer.setInterval(300)
+        self._status_timer.timeout.connect(self._say_next)
 
         self._results = ResultLayers(napari_viewer)
-        self.image = ComboBox(label="image", choices=self._layers_of(Image), nullable=True)
-        self.channel_layers = Select(label="more channels", choices=self._layers_of(Image),
-                                     tooltip="other image layers read as further channels "
-                                             "of the image (napari's channel_axis split)")
-        self.channel_axis = ComboBox(label="channel axis", choices=self._axis_choices)
-        self.split_button = PushButton(text="Split channels into layers")
-        self.mode = ComboBox(label="mode", choices=session.MODES)
-        self.kind = ComboBox(label="image type", choices=session.IMAGE_KINDS)
-        self.scribbles = ComboBox(label="scribbles", choices=self._layers_of(Labels),
-                                  nullable=True)
-        self.new_scribbles_button = PushButton(text="New scribbles layer")
-        presets = session.image_presets()
-        self.preset = ComboBox(label="preset", choices=list(presets) or [session.DEFAULT_PRESET])
-        self.n_estimators = SpinBox(label="DAGs", **_spin_range("n_estimators"))
-        self.width_m = SpinBox(label="width M", **_spin_range("max_width"))
-        self.max_depth = SpinBox(label="depth", **_spin_range("max_depth"))
-        self.max_offset = FloatSpinBox(label="offset range", step=1)
-        self.smoothing = SpinBox(label="smoothing (px)", **_spin_range("smoothing"),
-                                 tooltip="half-size of the box over which class probabilities "
-                                         "are averaged before labelling (0: none); edge-aware "
-                                         "(a guided filter) when the preset sets guided_eps")
-        self.soft = FloatSpinBox(label="soft routing", min=0, max=10, step=0.1,
-                                 tooltip="gate temperature x each node's response spread "
-                                         "(0: hard routing, the fastest)")
-        self.prior = FloatSpinBox(label="rare classes", min=0, max=1, step=0.25,
-                                  tooltip="prior power: labels favour classes painted less "
-                                          "(0: the most probable class; 1: balanced recall)")
-        self.stages = SpinBox(label="stages", **_spin_range("auto_context"),
-                              tooltip="auto-context: each later stage also reads the previous "
-                                      "stage's class maps (colour images; 1: none)")
-        self.display = ComboBox(label="show", choices=("uncertainty", "probabilities", "labels only"))
-        self.live = CheckBox(text="live update while painting")
-        self.train_button = PushButton(text="Train and segment")
-        self.cancel_button = PushButton(text="Cancel", enabled=False)
-        self.progress = ProgressBar(label="progress", min=0, max=1, value=0)
-        self.status = Label(label="status", value="paint two or more classes, then train")
-        self.save_button = PushButton(text="Save model...")
-        self.load_button = PushButton(text="Load model...")
-        self.target = ComboBox(label="apply to", choices=self._layers_of(Image), nullable=True)
-        self.apply_button = PushButton(text="Apply model to every slice")
-        self.extend([self.image, self.channel_layers, self.channel_axis, self.split_button,
-                     self.mode, self.kind, self.scribbles, self.new_scribbles_button,
-                     self.preset, self.n_estimators,
-                     self.width_m, self.max_depth, self.max_offset, self.smoothing, self.soft,
-                     self.prior, self.stages, self.display, self.live,
-                     self.train_button, self.cancel_button, self.progress, self.status,
-                     self.save_button, self.load_button, self.target, self.apply_button])
-
         self.image.changed.connect(self._on_image_changed)
         self.scribbles.changed.connect(self._watch_scribbles)
         self.preset.changed.connect(self._on_preset_changed)
@@ -131,34 +84,47 @@ class JungleWidget(Container):
         self.split_button.changed.connect(lambda: self._guarded(self.split_channels))
         self.new_scribbles_button.changed.connect(lambda: self._guarded(self.new_scribbles))
         self.live.changed.connect(self._on_live_toggled)
-        self.train_button.changed.connect(self.train)
-        self.cancel_button.changed.connect(self.cancel)
+        self.train_button.changed.connect(self._on_train_pressed)
         self.save_button.changed.connect(self._ask_save)
         self.load_button.changed.connect(self._ask_load)
         self.apply_button.changed.connect(
             lambda: self.apply(self.target.value, self.channel_layers.value
                                if self.target.value is self.image.value else ()))
-        for event in (self.viewer.layers.events.inserted, self.viewer.layers.events.removed):
-            event.connect(self.reset_choices)
+        self.viewer.layers.events.inserted.connect(self._on_layers_changed)
+        self.viewer.layers.events.removed.connect(self._on_layers_changed)
         self.reset_choices()
         self._on_preset_changed()
-        self._on_image_changed()
-        self._watch_scribbles()
+        self._on_layers_changed()
 
     # ---------------------------------------------------------------- layer choices
-    def _layers_of(self, layer_type):
-        def choices(_widget=None):
-            return [layer for layer in self.viewer.layers if isinstance(layer, layer_type)]
-        return choices
+    def _on_layers_changed(self, *_):
+        """Refresh the layer lists; pick the image and scribbles where the choice is
+        obvious and none is chosen."""
+        self.reset_choices()
+        if self.image.value is None:
+            image, extra = choices.pick_image(choices.inputs(self.viewer.layers, Image))
+            if image is not None:
+                self.image.value = image  # picks the scribbles too
+                if extra:
+                    self.kind.value = "channels"
+                    self.channel_layers.value = extra
+        elif self.scribbles.value is None:
+            self._pick_scribbles()
+        self._say_next()
 
-    def _axis_choices(self, _widget=None) -> list[str]:
-        """'none' or an axis of the image layer (not of an RGB one)."""
-        layer = getattr(self, "image", None) and self.image.value
-        axes = [str(a) for a in range(layer.ndim)] if layer and not layer.rgb else []
-        return [layers.NO_CHANNEL_AXIS, *axes]
+    def _pick_scribbles(self):
+        try:
+            inp = self._input()
+        except ValueError:
+            return
+        found = choices.pick_scribbles(choices.inputs(self.viewer.layers, Labels), inp.shape,
+                                       inp.scale)
+        if found is not None:
+            self.scribbles.value = found
 
     def _on_image_changed(self, *_):
         self._channels.clear()  # another image's channels: free them
+        self.channel_layers.reset_choices()
         layer = self.image.value
         if layer is not None:
             self.kind.value = session.guess_kind(layer.data, layer.rgb)
@@ -166,6 +132,30 @@ class JungleWidget(Container):
                 self.target.value = layer
         self.channel_axis.reset_choices()
         self.channel_axis.value = layers.NO_CHANNEL_AXIS
+        if layer is not None:
+            volume = choices.looks_like_volume(layer, layer.ndim - layer.rgb)
+            self.mode.value = session.MODES[int(volume)]
+            scribbles = self.scribbles.value
+            if scribbles is None or tuple(np.shape(scribbles.data)) != self._spatial_shape():
+                self.scribbles.value = None
+                self._pick_scribbles()
+        self._say_next()
+
+    def _spatial_shape(self) -> tuple | None:
+        try:
+            return self._input().shape
+        except ValueError:
+            return None
+
+    def _say_next(self, *_):
+        """The next useful action, unless a run is under way."""
+        if self._worker is not None:
+            return
+        trained = (self.jungle is not None
+                   and self._trained_on == (self.image.value, self.scribbles.value))
+        self._say(choices.next_action(len(choices.inputs(self.viewer.layers, Image)),
+                                      self.image.value, self.scribbles.value, trained),
+                  self._details)
 
     def _on_mode_changed(self, *_):
         """3-D mode takes the volume preset (offsets in the layer's scale units)."""
@@ -176,7 +166,6 @@ class JungleWidget(Container):
         else:
             self._on_preset_changed()
 
-    _volume_mode = property(lambda self: self.mode.value == session.MODES[1])
 
     def _chosen_axis(self) -> int | None:
         value = self.channel_axis.value
@@ -218,38 +207,6 @@ class JungleWidget(Container):
             scale=inp.scale, translate=inp.translate)
         return self.scribbles.value
 
-    def _on_preset_changed(self, *_):
-        """Load the preset's knobs; offsets are metres for depth, the layer's scale units
-        for volumes and pixels otherwise."""
-        try:
-            config = load_preset(self.preset.value)
-        except (ValueError, OSError) as err:
-            show_error(str(err))
-            return
-        jungle = config.jungle_params
-        self.n_estimators.value = jungle.get("n_estimators", 3)
-        self.width_m.value = jungle.get("max_width") or 256
-        self.max_depth.value = jungle.get("max_depth") or 20
-        self.smoothing.value, self.soft.value = jungle.get("smoothing", 0), jungle.get("soft", 0)
-        self.prior.value = jungle.get("prior_power", 0)
-        self.stages.value = jungle.get("auto_context", 1)
-        features = config.feature_params or {}
-        depth_preset = features.get("family") == "depth"
-        family = DepthFeatures if self.kind.value == "depth" else ColourFeatures
-        family = VolumeFeatures if self._volume_mode else family
-        low, high = bounds(family._parameter_constraints["max_offset"])
-        self.max_offset.min, self.max_offset.max = max(low, 0.01), high
-        if self._volume_mode:
-            volume_preset = features.get("family") == "volume"
-            self.max_offset.value = features.get("max_offset", 1.0) if volume_preset else 1.0
-            self.max_offset.step, self.max_offset.label = 0.1, "offset range (scale units)"
-        elif self.kind.value == "depth":
-            self.max_offset.value = features.get("max_offset", 0.45) if depth_preset else 0.45
-            self.max_offset.step, self.max_offset.label = 0.05, "offset range (m)"
-        else:
-            self.max_offset.value = 16 if depth_preset else features.get("max_offset", 16)
-            self.max_offset.step, self.max_offset.label = 1, "offset range (px)"
-
     def _watch_scribbles(self, *_):
         if self._watched is not None:
             self._watched.events.paint.disconnect(self._on_paint)
@@ -258,6 +215,7 @@ class JungleWidget(Container):
         if self._watched is not None:
             self._watched.events.paint.connect(self._on_paint)
             self._watched.events.data.connect(self._on_paint)
+        self._say_next()
 
     # ---------------------------------------------------------------- live update
     def _on_live_toggled(self, on: bool):
@@ -269,6 +227,7 @@ class JungleWidget(Container):
     def _on_paint(self, *_):
         if self.live.value:
             self._timer.start()  # restarts: waits for a pause in the painting
+        self._status_timer.start()
 
     def _live_update(self):
         if self._worker is not None:  # one run at a time: retrain when this one ends
@@ -315,6 +274,7 @@ class JungleWidget(Container):
             inp, scribble_layer, painted, model, indices = self._prepare_training()
         except ValueError as err:
             show_error(str(err))
+            self._say(f"Cannot train yet: {err}.")
             return
         volume = self._volume_mode
         first, first_slice = self._visible_part(inp, volume)
@@ -379,8 +339,9 @@ class JungleWidget(Container):
         self._count_slices = count_slices
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
-        self.train_button.enabled, self.cancel_button.enabled = False, True
-        self.status.value = "training..."
+        self.train_button.text = "Cancel"
+        self._say("Training on your strokes... (press Cancel to stop)" if not count_slices
+                  else f"Segmenting {name}... (press Cancel to stop)")
         self._worker = create_worker(job, _start_thread=False)
         self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
                                                                   scribble_layer))
@@ -395,32 +356,49 @@ class JungleWidget(Container):
             self.jungle = model.jungle_
             self.jungle.metadata["channel_names"] = list(inp.channel_names)
             self.last_seconds = {"train": seconds}
+            self._trained_on = (self.image.value, scribble_layer)
             self.progress.value = self.progress.max
-            self.status.value = (f"trained {len(self.jungle.dags)} DAGs, "
-                                 f"{self.jungle.node_count} nodes on {model.n_samples_} "
-                                 f"painted pixels in {seconds:.2f} s; segmenting...")
+            self._details = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes, "
+                             f"trained on {model.n_samples_} painted pixels in {seconds:.2f} s")
+            self._say("Trained; segmenting... (press Cancel to stop)", self._details)
         elif what == "cancelled":
-            self.status.value = "cancelled"
+            self._say("Cancelled. Press 'Train and segment' to start again.")
         elif what == "part":
             _, key, labels, proba = item
             self._results.show(name, inp.shape, inp.scale, inp.translate, key, labels, proba,
-                               self.display.value, class_colormap(scribble_layer, self.jungle))
+                               self.probabilities.value,
+                               class_colormap(scribble_layer, self.jungle))
             if self._count_slices:
                 self.progress.value = min(self.progress.value + 1, self.progress.max)
         else:
             _, n_parts, seconds = item
             self.last_seconds["segment"] = seconds
-            self.status.value = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} "
-                                 f"nodes; trained in {self.last_seconds['train']:.2f} s, "
-                                 f"{n_parts} part(s) segmented in {seconds:.2f} s")
+            what = ("the volume" if session.is_volume_model(self.jungle) else
+                    "1 slice" if n_parts == 1 else f"{n_parts} slices")
+            self._details = ", ".join(t for t in (self._details if not self._count_slices
+                                                  else "", f"segmented {what} in "
+                                                  f"{seconds:.2f} s") if t)
+            total = self.last_seconds["train"] + seconds
+            self._say(f"Done in {total:.1f} s: '{name} segmentation' is on top (its "
+                      "uncertainty hidden under it). Paint where it is wrong, train again.",
+                      self._details)
 
     def _on_error(self, err: Exception):
-        self.status.value = f"failed: {err}"
+        self._say(f"Failed: {err}")
         show_error(f"jungleseg: {err}")
+
+    def _on_train_pressed(self, *_):
+        """Train, or cancel the run under way (the button reads Cancel meanwhile)."""
+        if self._worker is not None:
+            self.cancel()
+        else:
+            self.train()
 
     def _on_finished(self):
         self._worker = None
-        self.train_button.enabled, self.cancel_button.enabled = True, False
+        self.train_button.text = "Train and segment"
+        if not self.status.value.startswith(("Done", "Failed", "Cancelled")):
+            self._say_next()
         if self._pending_live:
             self._pending_live = False
             self._timer.start()
@@ -456,16 +434,16 @@ class JungleWidget(Container):
             if names is not None and len(names) > max(classes):
                 self.jungle.metadata["class_names"] = {str(c): str(names[c]) for c in classes}
         save_model(self.jungle, path)
-        self.status.value = f"saved {path}"
+        self._say(f"Saved the model to {path}. Apply it to other layers under 'apply to'.")
 
     def load(self, path) -> None:
         """Read and validate a model file; it becomes the model applied to layers."""
         self.jungle = load_model(path)
         knobs = session.inference_knobs(self.jungle)
         self.smoothing.value, self.soft.value, self.prior.value = knobs
-        self.status.value = (f"loaded {path}: {len(self.jungle.dags)} DAGs, "
-                             f"{self.jungle.node_count} nodes, reads {session.model_kind(self.jungle)}"
-                             " images")
+        self._say(f"Loaded a model of {session.model_kind(self.jungle)} images: choose a "
+                  "layer under 'apply to' and press Apply.",
+                  f"{path}: {len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes")
 
     def apply(self, layer, channels=()) -> None:
         """Segment every slice (or volume) of an image layer with the current model, in the
@@ -499,7 +477,7 @@ class JungleWidget(Container):
 
         self._run(job, len(indices) * (2 if volume else 1), inp, layer.name, None,
                   count_slices=True)
-        self.status.value = f"segmenting {len(indices)} slice(s) of {layer.name}..."
+        self._say(f"Segmenting every slice of {layer.name}... (press Cancel to stop)")
 
     def _ask_save(self, *_):
         path, _ = QFileDialog.getSaveFileName(None, "Save jungle model", "model.h5",

@@ -14,7 +14,7 @@ def test_parts_fill_layers_on_the_input_scale(make_napari_viewer):
     proba = np.full((1, 6, 8, 2), 0.5, np.float32)
     proba[..., 0] = 0.75
     results.show("cells", shape, scale, translate, (slice(2, 3),),
-                 np.full((1, 6, 8), 2, np.uint8), proba, "probabilities")
+                 np.full((1, 6, 8), 2, np.uint8), proba, probabilities=True)
     seg = viewer.layers["cells segmentation"]
     np.testing.assert_allclose(seg.scale, scale)
     np.testing.assert_allclose(seg.translate, translate)
@@ -24,8 +24,7 @@ def test_parts_fill_layers_on_the_input_scale(make_napari_viewer):
     np.testing.assert_allclose(probabilities.scale, (1.0, *scale))
     assert probabilities.data[0, 2].min() == 0.75
     results.show("cells", shape, scale, translate, (slice(0, 4),),
-                 np.ones(shape, np.uint8), np.full(shape + (2,), 0.5, np.float32),
-                 "uncertainty")
+                 np.ones(shape, np.uint8), np.full(shape + (2,), 0.5, np.float32))
     assert seg.data.min() == 1 and viewer.layers["cells uncertainty"].data.max() == 0.5
     assert class_colormap(None, None) is None
 
@@ -41,7 +40,7 @@ def test_stacks_of_many_slices_get_chunked_layers(make_napari_viewer):
     shape = (40, 64, 64)
     proba = np.full((64, 64, 3), 1 / 3, np.float32)
     results.show("stack", shape, (1.0, 1.0, 1.0), (0.0, 0.0, 0.0), (7,),
-                 np.full((64, 64), 2, np.uint8), proba, "probabilities")
+                 np.full((64, 64), 2, np.uint8), proba, probabilities=True)
     seg = viewer.layers["stack segmentation"]
     probabilities = viewer.layers["stack probabilities"]
     assert isinstance(seg.data, zarr.Array) and isinstance(probabilities.data, zarr.Array)
@@ -49,3 +48,36 @@ def test_stacks_of_many_slices_get_chunked_layers(make_napari_viewer):
     np.testing.assert_allclose(probabilities.data[:, 7], 1 / 3)
     dense = np.prod(shape) * (1 + 3 * 4)
     assert seg.data.nbytes_stored() + probabilities.data.nbytes_stored() < dense / 20
+
+
+def test_the_segmentation_is_on_top_and_retraining_keeps_the_users_settings(
+        make_napari_viewer):
+    from napari_plugin._choices import is_output
+    from napari_plugin._results import ResultLayers
+
+    viewer = make_napari_viewer()
+    image = viewer.add_image(np.zeros((6, 8)), name="cells")
+    paint = viewer.add_labels(np.zeros((6, 8), np.uint8), name="paint")
+    viewer.layers.selection.active = paint
+    results = ResultLayers(viewer)
+    proba = np.full((6, 8, 2), 0.5, np.float32)
+    results.show("cells", (6, 8), (1, 1), (0, 0), (), np.ones((6, 8), np.uint8), proba)
+    names = [layer.name for layer in viewer.layers]
+    assert names == ["cells", "paint", "cells uncertainty", "cells segmentation"]
+    assert viewer.layers["cells segmentation"].visible
+    assert not viewer.layers["cells uncertainty"].visible
+    assert viewer.layers.selection.active is paint  # painting goes on where it was
+    assert all(is_output(viewer.layers[n]) for n in names[2:]) and not is_output(image)
+    seg = viewer.layers["cells segmentation"]
+    seg.opacity, seg.visible = 0.3, False  # the user's choices
+    viewer.layers["cells uncertainty"].visible = True
+    viewer.layers.move(3, 0)
+    results.show("cells", (6, 8), (1, 1), (0, 0), (), np.full((6, 8), 2, np.uint8), proba)
+    assert viewer.layers["cells segmentation"] is seg and seg.data.min() == 2  # in place
+    assert (seg.opacity, seg.visible, viewer.layers.index(seg)) == (0.3, False, 0)
+    assert viewer.layers["cells uncertainty"].visible
+    results.show("cells", (6, 9), (1, 1), (0, 0), (), np.ones((6, 9), np.uint8),
+                 np.full((6, 9, 2), 0.5, np.float32))  # a new shape: replaced in place
+    seg = viewer.layers["cells segmentation"]
+    assert seg.data.shape == (6, 9)
+    assert (seg.opacity, seg.visible, viewer.layers.index(seg)) == (0.3, False, 0)

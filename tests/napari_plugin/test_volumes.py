@@ -40,7 +40,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
                                   translate=(1.0, 2.0, 3.0))
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.mode.value = "3-D volume"
-    assert widget.preset.value == "volume" and "scale units" in widget.max_offset.label
+    assert widget.preset.value == "volume" and widget.offset_unit == "scale units"
     widget.max_offset.value = 0.6
     widget.train()
     widget.wait()
@@ -52,7 +52,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
     np.testing.assert_allclose(seg.scale, SCALE)
     np.testing.assert_allclose(seg.translate, (1.0, 2.0, 3.0))
     assert evaluate([truth], [seg.data], [1, 2, 3]).mean_jaccard > 0.5  # all background: 0.29
-    assert "2 part(s)" in widget.status.value  # the visible slice, then the volume
+    assert "segmented the volume" in widget.status.tooltip
 
 
 def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget):

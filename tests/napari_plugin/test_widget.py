@@ -61,10 +61,11 @@ def test_train_shows_segmentation_close_to_truth(viewer_and_widget):
     assert np.mean(seg.data == truth) > 0.8
     inside = np.abs(np.arange(truth.shape[1]) - truth.shape[1] // 2) > 12  # probes stay in
     assert np.mean((seg.data == truth)[:, inside]) > 0.95                 # one texture
+    assert not viewer.layers["texture uncertainty"].visible  # one click away
     unsure = viewer.layers["texture uncertainty"].data
     assert unsure.shape == truth.shape and 0 <= unsure.min() and unsure.max() <= 1
     assert unsure[truth != seg.data].mean() > unsure[truth == seg.data].mean()
-    assert "trained 3 DAGs" in widget.status.value or "3 DAGs" in widget.status.value
+    assert widget.status.value.startswith("Done") and "3 DAGs" in widget.status.tooltip
     # the segmentation uses the scribble layer's colours
     np.testing.assert_allclose(seg.get_color(2), scribbles.get_color(2))
 
@@ -77,6 +78,7 @@ def test_errors_become_notifications(viewer_and_widget):
     widget.image.value, widget.scribbles.value = layer, empty
     widget.train()
     assert "no labels painted" in errors[-1]
+    assert widget.status.value.startswith("Cannot train yet: no labels painted")
     one = np.zeros_like(truth)
     one[10, 10:30] = 1
     empty.data = one
@@ -160,10 +162,11 @@ def test_cancel_stops_training(viewer_and_widget):
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.max_depth.value, widget.width_m.value = 40, 4096
-    widget.train()
-    widget.cancel()
+    widget.train_button.native.click()  # Train
+    assert widget.train_button.text == "Cancel"
+    widget.train_button.native.click()  # Cancel
     widget.wait()
-    assert widget.status.value == "cancelled" and errors == []
+    assert widget.status.value.startswith("Cancelled") and errors == []
     assert "texture segmentation" not in viewer.layers
     assert widget.train_button.enabled
 
@@ -194,7 +197,7 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
     layer = viewer.add_image(depth, **image_kwargs)
     scribbles = viewer.add_labels(paint, **paint_kwargs)
     widget.image.value, widget.scribbles.value = layer, scribbles
-    assert widget.kind.value == "depth" and widget.max_offset.label == "offset range (m)"
+    assert widget.kind.value == "depth" and widget.offset_unit == "m"
     widget.max_offset.value = 0.4
     widget.train()
     widget.wait()
