@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 from distributed import WorkerPlugin
 
+from .segmentation._files import segment_file  # noqa: F401 (tasks run it; a public name)
+
 #: Numba threads a task here may use; set on each worker by :class:`_Prepared`.
 _TASK_THREADS = {"n": 1}
 _PLANS: dict = {}  # per worker process: the last training plan, by token
@@ -412,33 +414,6 @@ def _model(path: str):
         _MODELS.clear()
         _MODELS[key] = load_model(path)
     return _MODELS[key]
-
-
-def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | None = None,
-                 probabilities: bool = False, max_memory: int | None = None) -> int:
-    """Segment one image or volume file into the label file ``target`` (PNG, TIFF for
-    volumes, or zarr, written chunk by chunk); ``tile`` None picks tiles by the memory
-    budget ``max_memory`` (:func:`jungleseg.segmentation.auto_tile`). Returns the pixels
-    segmented."""
-    from .imageio import open_label_array, read_image, write_labels
-    from .segmentation import auto_tile, segment, segment_to
-    from .segmentation._context import input_stage
-
-    image = read_image(path, input_stage(jungle).family, mmap=True)
-    if tile is None:
-        tile = auto_tile(jungle, image, smoothing, max_memory)
-    colours = jungle.metadata.get("class_colours")
-    shape = tuple(image.shape[:jungle.family.spatial_ndim])
-    if Path(target).suffix.lower() == ".zarr" and not probabilities:
-        out = open_label_array(target, shape, jungle.classes.dtype, colours=colours)
-        segment_to(jungle, image, out, None, tile, smoothing)
-        return int(np.prod(shape))
-    labels, proba = segment(jungle, image, tile=tile, smoothing=smoothing,
-                            probabilities=probabilities)
-    write_labels(target, labels, colours)
-    if probabilities:
-        np.save(Path(target).with_name(f"{Path(target).stem}_proba.npy"), proba)
-    return int(labels.size)
 
 
 def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from jungleseg import ColourFeatures, JungleSegmenter, load_model
-from jungleseg._outputs import save_or_rescue, writable_file, writable_folder
+from jungleseg.cli._outputs import save_or_rescue, writable_file, writable_folder
 from jungleseg.datasets.faces import render_faces
 
 

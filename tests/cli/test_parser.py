@@ -2,8 +2,8 @@
 one line with exit code 2."""
 import pytest
 
-from jungleseg._cli_parser import build_parser
-from jungleseg.cli import COMMANDS
+from jungleseg.cli._commands import COMMANDS
+from jungleseg.cli._parser import build_parser
 
 
 def test_every_subcommand_has_a_command_to_run():

@@ -361,7 +361,7 @@ def test_depth_training_budget_counts_the_bodies_not_the_frames():
 
     from jungleseg import DepthFeatures, JungleSegmenter
     from jungleseg._memory import training_bytes
-    from jungleseg.cli import _check_training_memory
+    from jungleseg.cli._train import check_training_memory as _check_training_memory
     from jungleseg.datasets.kinect import render_frames
 
     depth, labels = render_frames(3, seed=4, size=(90, 120))
