@@ -29,8 +29,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-#: File names read from the labels folder or beside it, in this order.
-CLASS_FILES = ("classes.yaml", "classes.yml", "classes.txt")
+from ..datasets.folders import CLASS_FILES  # read in the labels folder or beside it
 
 
 def _colour(text, where: str) -> list[int]:

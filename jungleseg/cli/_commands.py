@@ -114,9 +114,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
               f"{per_class['hair']:.2f})")
     say(args, f"a good result: with seed 0, mean Jaccard {DEMO_EXPECTED['mean_jaccard']:.3f} "
               f"and pixel accuracy {100 * DEMO_EXPECTED['pixel_accuracy']:.1f} %; background, "
-              "skin and hair are found where they are large, while the small parts (eyebrows, eyes, nose, lips) are mostly "
-              "missed by a model this small (3 DAGs, 80 faces each). Far lower scores mean "
-              "something is wrong.")
+              "skin and hair are found where they are large, while the small parts "
+              "(eyebrows, eyes, nose, lips) are mostly missed by a model this small (3 DAGs, "
+              "80 faces each). Far lower scores mean something is wrong.")
     say(args, f"wrote {out}/: examples.png (test faces | truth | jungle, with a legend), "
               f"faces-jungle.h5 (the model), scores.json, confusion.png; "
               f"{time.perf_counter() - start:.0f} s")

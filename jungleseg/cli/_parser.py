@@ -83,7 +83,7 @@ def add_train(sub) -> None:
                         "colours, else the class numbers and tab20 colours)")
     p.add_argument("--n", type=int, metavar="N",
                    help="use only the first N training images (default: all)")
-    p.add_argument("--set", action="append", nargs="+", metavar="KEY=VALUE",
+    p.add_argument("--set", action="extend", nargs="+", metavar="KEY=VALUE",
                    help="override config values, e.g. --set jungle.max_width=128 seed=1 "
                         "(repeatable; default: the config's values)")
     p.add_argument("--data-parallel", action="store_true",

@@ -122,8 +122,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError("--data-parallel trains on a dask cluster: give --scheduler "
                          "ADDRESS or --workers N")
     limit = budget(args)
-    overrides = [pair for group in args.set or [] for pair in group]
-    config = load_named_config(args.config).with_overrides(parse_overrides(overrides))
+    config = load_named_config(args.config).with_overrides(parse_overrides(args.set))
     if config.dataset == "uci" or config.dataset is None:
         raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
