@@ -126,22 +126,24 @@ def evaluate(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike], classes
     return scores(confusion_matrix(truth, predicted, classes, ignore))
 
 
-def class_mismatch(jungle: Jungle, class_names: dict) -> str | None:
-    """Why a model's classes do not match a dataset's ``{value: name}``, or None: both
-    must have the same class values and, where the model stores names, the same names.
+def class_mismatch(jungle: Jungle, class_names: dict, ignore: Sequence[int] = ()
+                   ) -> str | None:
+    """Why a model does not fit a dataset's classes ``{value: name}``, or None: every
+    class of the model must be a class of the dataset and, where the model stores names,
+    have the dataset's name. Values in ``ignore`` (void, and the background of depth
+    frames) are not classes of either. A dataset class the model lacks is no mismatch: it
+    is scored (:func:`evaluate_jungle`).
 
     >>> class_mismatch(Jungle([], np.arange(2), None, {}, {"class_names": {"0": "sky",
     ...     "1": "tree"}}), {0: "sky", 1: "hair"})
     "class 1 is 'tree' in the model but 'hair' in the dataset"
     """
-    ours = [int(c) for c in jungle.classes]
-    theirs = sorted(int(v) for v in class_names)
-    missing = [v for v in theirs if v not in ours]
+    skip = {int(v) for v in ignore}
+    ours = [int(c) for c in jungle.classes if int(c) not in skip]
+    theirs = sorted(int(v) for v in class_names if int(v) not in skip)
     extra = [v for v in ours if v not in theirs]
     if extra:
         return f"the model's classes {extra} are not classes of the dataset ({theirs})"
-    if missing:
-        return f"the dataset's classes {missing} are not among the model's ({ours})"
     names = jungle.metadata.get("class_names") or {}
     for value in ours:
         name = names.get(str(value))
@@ -151,10 +153,16 @@ def class_mismatch(jungle: Jungle, class_names: dict) -> str | None:
     return None
 
 
+def default_ignore(jungle: Jungle) -> tuple[int, ...]:
+    """Label values a model's scores leave out unless told otherwise: 255 (void), and 0
+    (the background) for depth models."""
+    return (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
+
+
 def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
                     progress: bool = False, on_error: Callable[[int, Exception], None] | None = None,
-                    predicted: Sequence | None = None, ignore: Sequence[int] | None = None
-                    ) -> tuple[Scores, dict]:
+                    predicted: Sequence | None = None, ignore: Sequence[int] | None = None,
+                    class_names: dict | None = None) -> tuple[Scores, dict]:
     """Segment images with a jungle and score the result against their label images.
 
     Parameters
@@ -176,6 +184,8 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     ignore : sequence of int, optional
         Label values left out of the scores (default 255, and 0 for depth models); a
         model trained on a user's folders passes its own ``ignore``.
+    class_names : dict, optional
+        ``{value: name}`` of the test set, to name classes the model never saw.
 
     Returns
     -------
@@ -184,7 +194,9 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
         The stable keys of ``jungleseg evaluate --json``: ``mean_jaccard``,
         ``per_class_jaccard`` (by class name), ``pixel_accuracy``,
         ``mean_class_accuracy``, ``nodes``, ``bytes``, ``max_feature_evaluations``,
-        ``classes`` and ``n_images``.
+        ``classes``, ``unseen_classes`` and ``n_images``. A class of the test labels that
+        the model never saw (not in ``ignore``) is scored all the same: its Jaccard is 0,
+        it counts in the mean, and ``unseen_classes`` lists it.
     """
     from tqdm import tqdm
 
@@ -204,31 +216,51 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
             on_error(i, error)
             continue
         truth.append(labels[i])
-    if ignore is None:
-        ignore = (255, 0) if isinstance(jungle.family, DepthFeatures) else (255,)
-    result = evaluate(truth, predicted, jungle.classes, ignore=tuple(ignore))
-    report = result.as_dict(jungle.class_names)
+    ignore = tuple(int(v) for v in (default_ignore(jungle) if ignore is None else ignore))
+    classes = [int(c) for c in jungle.classes]
+    present = np.unique(np.concatenate([np.unique(t) for t in truth])) if truth else []
+    unseen = [int(v) for v in present if int(v) not in classes and int(v) not in ignore]
+    names = [*jungle.class_names, *(str((class_names or {}).get(v, v)) for v in unseen)]
+    result = evaluate(truth, predicted, classes + unseen, ignore=ignore)
+    report = result.as_dict(names)
     report.update(nodes=jungle.node_count, bytes=jungle.nbytes,
                   max_feature_evaluations=jungle.max_feature_evaluations,
-                  classes=[int(c) for c in jungle.classes], n_images=len(predicted))
+                  classes=classes, unseen_classes=unseen, n_images=len(predicted))
     return result, report
 
 
 def plot_confusion(confusion: np.ndarray, names: Sequence[str], path: str | os.PathLike
                    ) -> None:
-    """Save a confusion matrix (rows: true class, normalised) as a PNG; the last column of
-    :func:`confusion_matrix` (predicted as none of the classes) is left out."""
+    """Save a confusion matrix as a PNG of two panels side by side: rows normalised
+    (recall: where each true class went) and columns normalised (precision: what each
+    predicted class really was), so that a class predicted everywhere shows as a full
+    column. Each cell gives its percentage, each axis label the class's pixel count, and
+    a colour bar the scale. The last column of :func:`confusion_matrix` (predicted as
+    none of the classes) is left out."""
     from matplotlib.figure import Figure
 
     counts = np.asarray(confusion)[:, :len(names)].astype(float)
-    rows = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = Figure(figsize=(1.5 + 0.4 * len(names), 1.2 + 0.4 * len(names)))
-    ax = fig.add_subplot()
-    ax.imshow(rows, cmap="Blues", vmin=0, vmax=1)
-    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("true")
-    ax.set_title("confusion (rows normalised)")
+    recall = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    precision = counts / np.maximum(counts.sum(axis=0, keepdims=True), 1)
+    n = len(names)
+    side = 1.0 + 0.42 * n
+    fig = Figure(figsize=(2 * side + 3.0, side + 1.6))
+    axes = fig.subplots(1, 2)
+    font = max(4.0, min(8.0, 90 / max(n, 1)))
+    for ax, share, title in ((axes[0], recall, "recall: rows sum to 100 %"),
+                             (axes[1], precision, "precision: columns sum to 100 %")):
+        image = ax.imshow(100 * share, cmap="Blues", vmin=0, vmax=100)
+        for (i, j), value in np.ndenumerate(share):
+            if counts[i, j]:
+                ax.text(j, i, f"{100 * value:.0f}", ha="center", va="center", fontsize=font,
+                        color="white" if value > 0.6 else "black")
+        ax.set_xticks(range(n), [f"{name} ({int(c):,})" for name, c in
+                                 zip(names, counts.sum(axis=0))], rotation=90, fontsize=font)
+        ax.set_yticks(range(n), [f"{name} ({int(c):,})" for name, c in
+                                 zip(names, counts.sum(axis=1))], fontsize=font)
+        ax.set_xlabel("predicted class (pixels)")
+        ax.set_ylabel("true class (pixels)")
+        ax.set_title(title, fontsize=9)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="% of pixels")
     fig.tight_layout()
     fig.savefig(path, dpi=100)

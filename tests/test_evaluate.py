@@ -40,3 +40,34 @@ def test_confusion_plot_is_written(tmp_path):
 
     plot_confusion(np.array([[5, 1, 0], [2, 7, 1]]), ["sky", "tree"], tmp_path / "c.png")
     assert cv2.imread(str(tmp_path / "c.png")) is not None
+
+
+def test_class_mismatch_leaves_out_ignored_values():
+    """A Kinect model has no background class; the dataset's background 0 is no mismatch
+    when 0 is ignored, and a dataset class the model lacks is none either."""
+    from jungleseg.evaluate import class_mismatch
+    from jungleseg.jungle import Jungle
+
+    model = Jungle([], np.arange(1, 4), None, {}, {"class_names": {"1": "a", "2": "b",
+                                                                   "3": "c"}})
+    dataset = {0: "background", 1: "a", 2: "b", 3: "c", 4: "d"}
+    assert class_mismatch(model, dataset, ignore=(0, 255)) is None
+    assert "model's classes [3]" in class_mismatch(model, {1: "a", 2: "b"})
+    assert "'c' in the model but 'z'" in class_mismatch(model, {**dataset, 3: "z"})
+
+
+def test_an_unseen_class_is_scored_as_zero():
+    from jungleseg import ColourFeatures, JungleSegmenter
+    from jungleseg.datasets.faces import render_faces
+    from jungleseg.evaluate import evaluate_jungle
+
+    images, labels = render_faces(3, seed=0, size=(32, 32))
+    train = [np.where(lab == 2, 1, lab) for lab in labels]  # hair never seen
+    jungle = JungleSegmenter(ColourFeatures(max_offset=4), n_estimators=1, max_depth=3,
+                             samples_per_image=100, random_state=0).fit(images, train).jungle_
+    assert 2 not in jungle.classes and (np.asarray(labels) == 2).any()
+    scores, report = evaluate_jungle(jungle, images, labels, class_names={2: "hair"})
+    assert report["unseen_classes"] == [2] and report["per_class_jaccard"]["hair"] == 0
+    assert scores.confusion.shape[0] == len(jungle.classes) + 1
+    hair = scores.confusion[-1]
+    assert hair.sum() == (np.asarray(labels) == 2).sum()  # every hair pixel counted

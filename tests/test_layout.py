@@ -95,7 +95,7 @@ def expected_test_file(path: Path) -> Path | None:
         if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in tree.body):
             return None
         return ROOT / Path(*parts[:-1]) / f"test_{parts[-2]}.py"
-    if path.name == "_version.py":
+    if path.name in ("_version.py", "__main__.py"):  # no code of their own
         return None
     return ROOT / Path(*parts[:-1]) / f"test_{path.stem.lstrip('_')}.py"
 

@@ -19,6 +19,9 @@ import numpy as np
 from ..imageio import IMAGE_SUFFIXES, ZARR_SUFFIX, read_image, read_labels
 from . import Split
 
+#: Files of class names and colours that a labels folder may hold beside the labels.
+CLASS_FILES = ("classes.yaml", "classes.yml", "classes.txt")
+
 #: Suffixes of label files (JPEG is lossy, so not among them).
 LABEL_FILE_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".zarr")
 
@@ -52,8 +55,8 @@ def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path
         raise ValueError(f"{folder}: no such folder (of {what})")
     found: dict[str, Path] = {}
     for path in sorted(folder.iterdir()):
-        if path.name.startswith("."):
-            continue
+        if path.name.startswith(".") or path.name.lower() in CLASS_FILES:
+            continue  # hidden files, and the class names of the command line's --classes
         suffix = path.suffix.lower()
         readable = suffix in suffixes and (path.is_dir() == (suffix == ZARR_SUFFIX))
         if not readable:

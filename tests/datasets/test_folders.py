@@ -1,6 +1,7 @@
 """A user's own folders: pairing by name, the readable types (PNG, 16-bit PNG, TIFF, JPEG,
 NPY, zarr, TIFF stacks), and the command line trained, evaluated and segmenting on them;
 every error path gives one line and exit code 1."""
+import json
 from pathlib import Path
 
 import cv2
@@ -14,7 +15,7 @@ from jungleseg import VolumeFeatures, load_model
 from jungleseg.datasets.faces import render_faces
 from jungleseg.datasets.folders import load_folders, paired_files, user_folders
 from jungleseg.imageio import read_labels
-from tests.test_cli import FAST, one_line_error, run
+from tests.cli.test_commands import FAST, one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -126,15 +127,16 @@ def test_empty_folder_is_an_error(tmp_path):
     assert "no images files" in line and str(tmp_path / "images") in line
 
 
-def test_label_outside_the_classes_is_an_error(user_data, tmp_path):
+def test_a_label_the_model_never_saw_is_scored(user_data, tmp_path):
     model = tmp_path / "m.h5"
     run("train", "configs/faces.yaml", "--data", user_data, "--out", model, *FAST)
     data = copy_data(user_data, tmp_path)
     label = np.load(data / "labels" / "face1.npy")
     label[0, 0] = 77
     np.save(data / "labels" / "face1.npy", label)
-    line = one_line_error(run("evaluate", model, "--data", data, ok=False))
-    assert "face1.npy: label value 77 is not a class of the model" in line
+    proc = run("evaluate", model, "--data", data, "--json", tmp_path / "s.json")
+    assert "class 77 (77) of the test labels was never seen in training" in proc.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["per_class_jaccard"]["77"] == 0
 
 
 def test_volumes_from_folders_to_multipage_tiff(tmp_path):

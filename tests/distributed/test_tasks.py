@@ -20,7 +20,7 @@ import zarr
 from jungleseg import ColourFeatures, JungleSegmenter, load_model, segment
 from jungleseg import distributed as jd
 from jungleseg.distributed import _tasks
-from tests.test_cli import FAST, one_line_error, run
+from tests.cli.test_commands import FAST, one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
 

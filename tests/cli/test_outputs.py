@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from jungleseg import ColourFeatures, JungleSegmenter, load_model
-from jungleseg._outputs import save_or_rescue, writable_file, writable_folder
+from jungleseg.cli._outputs import save_or_rescue, writable_file, writable_folder
 from jungleseg.datasets.faces import render_faces
 
 
@@ -11,8 +11,10 @@ def test_writable_file(tmp_path):
     assert writable_file(tmp_path / "m.h5", "--out") == tmp_path / "m.h5"
     with pytest.raises(ValueError, match="is a folder; --out needs a file name"):
         writable_file(tmp_path, "--out")
-    with pytest.raises(ValueError, match="no such folder"):
-        writable_file(tmp_path / "missing" / "m.h5", "--out")
+    assert writable_file(tmp_path / "missing" / "m.h5", "--out").parent.is_dir()  # made
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(ValueError, match="a_file: is a file; --out needs a folder there"):
+        writable_file(tmp_path / "a_file" / "sub" / "m.h5", "--out")
     (tmp_path / "labels.zarr").mkdir()  # a zarr output is a folder, replaced
     assert writable_file(tmp_path / "labels.zarr", "--out") == tmp_path / "labels.zarr"
 
@@ -31,7 +33,22 @@ def test_save_or_rescue_saves_elsewhere_when_the_target_fails(tmp_path, monkeypa
     assert save_or_rescue(jungle, tmp_path / "m.h5") == tmp_path / "m.h5"
     monkeypatch.chdir(tmp_path)
     with pytest.raises(OSError, match="saved to .*rescued"):
-        save_or_rescue(jungle, tmp_path / "missing" / "m.h5")
+        save_or_rescue(jungle, tmp_path / "missing" / "m.h5")  # no folder: not writable
     rescued = list(tmp_path.glob("m.rescued-*.h5"))
     assert len(rescued) == 1
     assert np.array_equal(load_model(rescued[0]).dags[0].left, jungle.dags[0].left)
+
+
+def test_messages_start_on_a_line_of_their_own(capsys, monkeypatch):
+    import io
+    import sys
+
+    from jungleseg.cli._outputs import LineTracker, error, warn
+
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", LineTracker(stream))
+    sys.stderr.write("bar  50%|#####     | 1/2\r")  # as tqdm leaves a line
+    error("bad file")
+    warn("a note")
+    assert stream.getvalue().split("\n")[1:3] == ["jungleseg: error: bad file",
+                                                   "jungleseg: warning: a note"]

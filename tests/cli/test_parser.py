@@ -2,8 +2,8 @@
 one line with exit code 2."""
 import pytest
 
-from jungleseg._cli_parser import build_parser
-from jungleseg.cli import COMMANDS
+from jungleseg.cli._commands import COMMANDS
+from jungleseg.cli._parser import build_parser
 
 
 def test_every_subcommand_has_a_command_to_run():
@@ -31,3 +31,21 @@ def test_usage_errors_are_one_line_and_exit_2(argv, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("jungleseg: error: ")
+
+
+def subparsers():
+    parser = build_parser()
+    return next(a for a in parser._actions if a.dest == "command").choices
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_argument_has_help_with_its_default_and_examples(name):
+    parser = subparsers()[name]
+    for action in parser._actions:
+        if action.dest == "help":
+            continue
+        assert action.help, (name, action.dest)
+        if action.option_strings and not action.required:
+            assert "default" in action.help, (name, action.dest)
+    assert parser.epilog.startswith("examples:\n  jungleseg ")
+    assert parser.format_help().rstrip().endswith(parser.epilog.splitlines()[-1].strip())

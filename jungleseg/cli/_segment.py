@@ -1,0 +1,130 @@
+"""``jungleseg segment``: image files and folders to label files, a bad file reported and
+the others finished."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from ._outputs import error, writable_file, writable_folder
+from ._run import Flag, budget, cluster, progress, say, stop_if_interrupted
+
+#: Suffix of ``--out`` that names one label file rather than a folder.
+LABEL_SUFFIX = ".png"
+
+
+def label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path, Path]]:
+    """(input, label file) pairs: ``--out`` ending in .png (.tif for volumes, or .zarr)
+    names the one label file; else it is a folder for ``<name><suffix>`` files."""
+    from ..imageio import IMAGE_SUFFIXES
+
+    if out.suffix.lower() in (suffix, ".zarr") or out.name.lower().endswith(".tiff"):
+        if len(files) != 1:
+            raise ValueError(f"--out {out} names one label file, but there are "
+                             f"{len(files)} images; give a folder")
+        return [(files[0], writable_file(out, "--out"))]
+    if out.suffix.lower() in IMAGE_SUFFIXES:
+        raise ValueError(f"--out {out}: labels are written as {suffix[1:].upper()} (or zarr); "
+                         f"give NAME{suffix}, NAME.zarr or a folder")
+    folder = writable_folder(out, "--out")
+    return [(f, folder / f"{f.name[:-len(f.suffix)] if f.suffix else f.name}{suffix}")
+            for f in files]
+
+
+def cmd_segment(args: argparse.Namespace) -> int:
+    """Segment image files and folders (volume files with a volume model) with a model;
+    write label PNGs (multipage label TIFFs for volumes, or zarr), and probabilities."""
+    from ..imageio import image_files
+    from ..io import load_model
+    from ..segmentation import with_inference
+
+    jungle = with_inference(load_model(args.model), args.soft, args.soft_epsilon,
+                            args.prior_power)
+    limit = budget(args)
+    if args.tile is not None and args.tile < 1:
+        raise ValueError(f"--tile must be >= 1, got {args.tile}")
+    suffix = ".tif" if jungle.family.spatial_ndim == 3 else LABEL_SUFFIX
+    targets = label_targets(image_files(args.inputs), Path(args.out), suffix)
+    pixels, failed, start = 0, 0, time.perf_counter()
+    with cluster(args) as client:
+        if client is not None:
+            from ..distributed import segment_files
+
+            results = segment_files(client, args.model, targets, args.tile, args.smoothing,
+                                    args.probabilities,
+                                    inference=(args.soft, args.soft_epsilon,
+                                               args.prior_power))
+            for (path, _), (n, problem) in zip(targets, results):
+                if problem is not None and args.fail_fast:
+                    raise ValueError(naming(path, ValueError(problem)))
+                if problem is not None:
+                    error(naming(path, ValueError(problem)))
+                failed, pixels = failed + (problem is not None), pixels + n
+    bar = progress(args, len(targets) if client is None else 0, "segmenting")
+    local, segmented = (targets if client is None else []), 0
+    try:
+        for (path, _), (n, err) in zip(local, _segmented(jungle, local, args, limit)):
+            bar.update(1)
+            if err is not None and args.fail_fast:
+                raise err
+            if err is not None:
+                failed += 1
+                error(naming(path, err))
+            pixels, segmented = pixels + n, segmented + (err is None)
+    finally:
+        bar.close()
+    if client is None:
+        stop_if_interrupted(f"{segmented} of {len(targets)} images segmented")
+    seconds = max(time.perf_counter() - start, 1e-9)
+    done = len(targets) - failed
+    say(args, f"segmented {done} images ({pixels / seconds / 1e6:.2f} Mpx/s) -> {args.out}")
+    if failed and len(targets) > 1:
+        error(f"{failed} of {len(targets)} images failed (each reported above); "
+              f"{done} segmented")
+    return 1 if failed else 0
+
+
+def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
+    """(pixels, None) or (0, error) for each (image file, label file) pair, in order; on
+    Ctrl-C no further file is begun (those begun are finished and reported).
+
+    Once an image of at most :data:`jungleseg.segmentation.STREAM_PIXELS` pixels has been
+    segmented, the others go several at a time (:func:`jungleseg._workers.ordered_map`, as
+    :func:`jungleseg.segment_frames` does), each on one thread with an equal share of the
+    memory budget: a folder of frames then keeps every core busy, reading and writing
+    files included. Larger images go one at a time, each on every thread, and so do all
+    with ``--fail-fast``, so that no file after the first bad one is written."""
+    import numba
+
+    from .._workers import ordered_map
+    from ..jungle import ModelError
+    from ..segmentation import STREAM_PIXELS
+    from ..segmentation._files import segment_file
+
+    def one(pair, max_memory: int):
+        try:
+            return segment_file(jungle, *pair, args.tile, args.smoothing, args.probabilities,
+                                max_memory), None
+        except (ValueError, OSError, MemoryError, ModelError) as err:
+            return 0, err
+
+    def interrupted() -> bool:
+        return Flag.interrupted
+
+    rest = iter(targets)
+    for pair in rest:
+        if interrupted():
+            return
+        n, err = result = one(pair, limit)
+        yield result
+        if err is None and n <= STREAM_PIXELS and not args.fail_fast:
+            share = limit // numba.get_num_threads()
+            yield from ordered_map(lambda p: one(p, share), rest, stop=interrupted)
+            return
+
+
+def naming(path: Path, err: BaseException) -> str:
+    """The error's first line, starting with the file it concerns."""
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    text = text.removeprefix("image: ")  # segmentation's name for the array
+    return text if text.startswith(str(path)) else f"{path}: {text}"

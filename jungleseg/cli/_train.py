@@ -1,0 +1,148 @@
+"""``jungleseg train``: a preset or config, a benchmark or your own folders, a model file."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ._outputs import save_or_rescue, warn, writable_file
+from ._run import budget, cluster, progress, say, stop_if_interrupted
+
+
+def train_model(estimator, split, args, client=None) -> float:
+    """Fit ``estimator`` on the split (on the cluster of ``client`` if given), with a
+    progress bar of levels and Ctrl-C between levels; the seconds it took."""
+    start = time.perf_counter()
+    if client is not None:
+        from ._run import cluster_module
+
+        cluster_module(args).fit(estimator, split.images, split.labels, client,
+                                 data_parallel=args.data_parallel)
+        return time.perf_counter() - start
+
+    def on_level(level, nodes):
+        bar.update(1)
+        stop_if_interrupted(f"training stopped after level {level}; no model was written")
+
+    bar = progress(args, estimator.max_depth or None, "training (levels)")
+    try:
+        estimator.fit(split.images, split.labels, progress=on_level)
+    finally:
+        bar.close()
+    return time.perf_counter() - start
+
+
+def check_training_memory(estimator, split, limit: int) -> None:
+    """MemoryError before training when its estimated peak exceeds ``limit`` bytes."""
+    from .._memory import format_size, training_bytes
+    from ..segmentation._sampling import trainable_boxes
+
+    family = estimator._family()
+    ignored = estimator._never_trained(family)
+    values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
+    classes = [v for v in values if int(v) not in ignored]
+    # depth training stores only the box around each body (JungleSegmenter.fit)
+    boxes = (trainable_boxes(split.images, split.labels, classes) if family.border == "zero"
+             else None)
+    estimate = training_bytes(estimator, [np.shape(im) for im in split.images],
+                              max(np.asarray(im).dtype.itemsize for im in split.images),
+                              max(len(classes), 2), store_shapes=boxes)
+    if estimate.total > limit:
+        raise MemoryError(
+            f"training would need up to {format_size(estimate.total)}, more than the memory "
+            f"budget {format_size(limit)} (--max-memory); the largest part is "
+            f"{estimate.largest} ({format_size(estimate.largest_bytes)}): lower "
+            "jungle.n_estimators, max_width, n_candidate_features or n_thresholds")
+
+
+def with_metadata(estimator, split, dataset: str | None = None):
+    """The fitted jungle with its class names and colours (and the benchmark it was
+    trained on) in its metadata."""
+    from ._classes import tab20_colours
+
+    classes = [int(c) for c in estimator.classes_]
+    spare = iter(tab20_colours(len(classes)))
+    jungle = estimator.jungle_
+    jungle.metadata.update(
+        class_names={str(c): split.class_names.get(c, str(c)) for c in classes},
+        class_colours={str(c): split.class_colours.get(c) or next(spare) for c in classes})
+    if dataset in ("kinect", "faces", "fasseg", "stanford"):
+        jungle.metadata["dataset"] = dataset
+    return jungle
+
+
+def user_split(args, family, classes=None):
+    """The images and labels of ``--images``/``--labels`` (or ``--data`` holding
+    ``images/`` and ``labels/``), paired by name, or None for a benchmark. When training
+    (``classes`` None), the classes get names and colours (:mod:`._classes`)."""
+    from ..datasets.folders import load_folders, paired_files, user_folders
+    from ._classes import class_names_and_colours
+
+    folders = user_folders(args.images, args.labels, args.data)
+    if folders is None:
+        return None
+    try:
+        split = load_folders(*folders, family, args.n)
+    except ValueError as err:
+        raise ValueError(_with_input_hint(str(err), family)) from None
+    if classes is None:
+        values = sorted(split.class_names)
+        files = [label for _, label in paired_files(*folders)[:args.n]]
+        split.class_names, split.class_colours = class_names_and_colours(
+            values, getattr(args, "classes", None), folders[1], files)
+    return split
+
+
+def _with_input_hint(message: str, family) -> str:
+    """A grey preset given colour pictures: say which setting to change."""
+    wants = getattr(family, "input", None)
+    if wants == "grey" and "grey image" in message:
+        return (f"{message}; this preset reads grey images: for colour pictures add "
+                "--set features.input=rgb")
+    if wants == "rgb" and "RGB image" in message:
+        return (f"{message}; this preset reads RGB pictures: for grey images add "
+                "--set features.input=grey")
+    return message
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Train with a preset or config on a benchmark's training part or on folders of
+    images and labels paired by name; save the model."""
+    from ..config import parse_overrides
+    from ..datasets import load_benchmark
+    from ._presets import load_named_config
+
+    out = writable_file(args.out, "--out")
+    if out.suffix.lower() not in (".h5", ".hdf5"):
+        warn(f"--out {out}: a model is an HDF5 file; name it NAME.h5 so that others "
+             "recognise it")
+    if args.data_parallel and args.scheduler is None and args.workers is None:
+        raise ValueError("--data-parallel trains on a dask cluster: give --scheduler "
+                         "ADDRESS or --workers N")
+    limit = budget(args)
+    config = load_named_config(args.config).with_overrides(parse_overrides(args.set))
+    if config.dataset == "uci" or config.dataset is None:
+        raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
+                         f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
+    estimator = config.estimator()
+    split = user_split(args, estimator._family())
+    dataset = None
+    if split is None:
+        if config.dataset == "napari":
+            raise ValueError(f"{args.config}: a config for your own data: give --images DIR "
+                             "--labels DIR (or --data DIR with images/ and labels/)")
+        if args.classes:
+            raise ValueError("--classes names the classes of your own folders; a benchmark "
+                             f"({config.dataset}) has its own")
+        dataset = config.dataset
+        split = load_benchmark(dataset, "train", args.data, args.n)
+    check_training_memory(estimator, split, limit)
+    stop_if_interrupted()
+    with cluster(args) as client:
+        seconds = train_model(estimator, split, args, client)
+    path = save_or_rescue(with_metadata(estimator, split, dataset), Path(out))
+    say(args, f"trained on {len(split.images)} images in {seconds:.1f} s: "
+              f"{estimator.node_count_} nodes, {estimator.model_bytes_} bytes -> {path}")
+    return 0

@@ -1,0 +1,54 @@
+"""Presets by name from any folder, ``jungleseg presets``, and each preset's first line
+saying what it is for."""
+from pathlib import Path
+
+import pytest
+
+from jungleseg.cli._presets import config_path, preset_description, preset_table
+from jungleseg.config import preset_paths
+
+from .test_commands import REPO, one_line_error, run
+from .test_workflows import TINY, own_folders
+
+
+def test_every_preset_says_what_it_is_for():
+    for name, path in preset_paths().items():
+        first = path.read_text().splitlines()[0]
+        assert first.startswith("# ") and len(first) <= 100, name
+        assert len(preset_description(path)) > 30, name
+
+
+def test_presets_command_lists_them_all():
+    out = run("presets").stdout
+    for name, path in preset_paths().items():
+        assert f"  {name} " in out and preset_description(path) in out
+    assert preset_table() in out
+
+
+def test_names_and_paths_find_a_preset(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outside the repository
+    shipped = preset_paths()["stanford"]
+    for name in ("stanford", "stanford.yaml", "configs/stanford.yaml"):
+        assert config_path(name) == shipped
+    own = tmp_path / "mine.yaml"
+    own.write_text(shipped.read_text())
+    assert config_path(str(own)) == own
+    with pytest.raises(ValueError, match="no such preset or config file"):
+        config_path("elsewhere/stanford.yaml")
+
+
+def test_train_by_name_outside_the_repository(tmp_path):
+    data = own_folders(tmp_path / "mine", n=3)
+    run("train", "stanford", "--data", data, "--out", tmp_path / "m.h5", *TINY,
+        cwd=tmp_path)
+    assert (tmp_path / "m.h5").is_file()
+    assert Path(REPO) not in tmp_path.parents
+
+
+def test_colour_pictures_with_a_grey_preset_get_a_hint(tmp_path):
+    data = own_folders(tmp_path / "mine", n=2)
+    line = one_line_error(run("train", "napari", "--data", data, "--out", tmp_path / "m.h5",
+                              *TINY, ok=False))
+    assert "--set features.input=rgb" in line
+    run("train", "napari", "--data", data, "--out", tmp_path / "m.h5", *TINY,
+        "features.input=rgb")

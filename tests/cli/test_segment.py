@@ -1,0 +1,25 @@
+"""``jungleseg segment``: where labels go (one file or a folder, by the one ``--out`` rule)
+and how a failing file is named."""
+from pathlib import Path
+
+import pytest
+
+from jungleseg.cli._segment import label_targets, naming
+
+
+def test_label_targets(tmp_path):
+    files = [Path("a.png"), Path("b.jpg")]
+    pairs = label_targets(files, tmp_path / "new" / "out", ".png")
+    assert pairs == [(files[0], tmp_path / "new/out/a.png"), (files[1], tmp_path / "new/out/b.png")]
+    assert (tmp_path / "new" / "out").is_dir()  # created
+    assert label_targets(files[:1], tmp_path / "one" / "x.png", ".png")[0][1] == \
+        tmp_path / "one" / "x.png"
+    with pytest.raises(ValueError, match="names one label file"):
+        label_targets(files, tmp_path / "x.png", ".png")
+    with pytest.raises(ValueError, match="labels are written as PNG"):
+        label_targets(files[:1], tmp_path / "x.jpg", ".png")
+
+
+def test_naming_puts_the_file_first():
+    assert naming(Path("a.png"), ValueError("image: bad\nmore")) == "a.png: bad"
+    assert naming(Path("a.png"), ValueError("a.png: truncated")) == "a.png: truncated"
