@@ -4,7 +4,7 @@ their metadata (so that they are never offered as inputs).
 
 Layers of more than :data:`FEW_SLICES` slices are chunked, not dense: in-memory zarr arrays
 with one compressed chunk per slice, so a slice takes memory only once it is segmented, and
-then its compressed size (label slices compress to a few percent; see docs/memory.md)."""
+then its compressed size (label slices compress to a few percent; see docs/results/memory.md)."""
 from __future__ import annotations
 
 import numpy as np

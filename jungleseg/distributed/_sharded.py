@@ -1,7 +1,7 @@
 """Data-parallel growth: the entries, and the images they sample, are split into shards
 held elsewhere (dask workers, :mod:`._dataparallel`); a driver grows the DAGs
 level by level from what the shards report, and the model equals :func:`jungleseg.jungle.grow`'s
-on all the data in one process, bit for bit (``docs/design.md``, "Data-parallel
+on all the data in one process, bit for bit (``docs/how-it-works/design.md``, "Data-parallel
 training").
 
 Shards hold contiguous ranges of images, and a shard's entries keep their global order,

@@ -1,5 +1,5 @@
 """Priority-scheduled tree growth, the paper's third baseline (``growth="priority"``,
-``docs/design.md``, "Baselines"): one queue of open leaves at any depth, built on the
+``docs/how-it-works/design.md``, "Baselines"): one queue of open leaves at any depth, built on the
 steps of level-wise growth (:mod:`._grow`)."""
 from __future__ import annotations
 
