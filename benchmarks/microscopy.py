@@ -300,6 +300,22 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
     print(f"wrote {out}")
+    print(table(results))
+
+
+def table(results: dict) -> str:
+    """The figures as a Markdown table: mean Jaccard (train + segment seconds)."""
+    names = list(results["datasets"])
+    methods_seen = list(dict.fromkeys(m for d in results["datasets"].values()
+                                      for mode in d.values() for m in mode))
+    lines = ["| set | labels | " + " | ".join(methods_seen) + " |",
+             "|---|---|" + "---|" * len(methods_seen)]
+    for name in names:
+        for mode, by_method in results["datasets"][name].items():
+            cells = [f"{by_method[m]['mean_jaccard']:.3f} ({by_method[m]['seconds']:.0f} s)"
+                     if m in by_method else "-" for m in methods_seen]
+            lines.append(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
