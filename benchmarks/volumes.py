@@ -57,7 +57,9 @@ def slice_model(seed: int):
     planar = ColourFeatures(max_offset=int(round(family.max_offset / pixel)),
                             kinds=list(family.kinds), input="grey",
                             smoothing_scales=[s / pixel for s in family.smoothing_scales],
-                            gradient=family.gradient, centred=family.centred)
+                            gradient=family.gradient, centred=family.centred,
+                            filters=list(family.filters),
+                            filter_scales=[s / pixel for s in family.filter_scales])
     return model.set_params(features=planar)
 
 

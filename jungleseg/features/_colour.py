@@ -8,6 +8,7 @@ from numpy.typing import ArrayLike
 from .._validation import Integral, Interval, ListOf, Real, StrOptions
 from .._workers import thread_map
 from . import _kernels as kernels
+from ._bank import FILTERS, bank_reach, filter_bank, n_planes
 from ._base import FeatureFamily, Window, check_indices
 from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues, oriented_edges
 
@@ -15,7 +16,7 @@ from ._filters import box_mean, gradient_magnitude, hessian_eigenvalues, oriente
 INPUTS = ("rgb", "grey", "channels")
 #: Options that grey and RGB input have, not 'channels' (they are computed from the
 #: intensity or the CIELab lightness).
-TEXTURE = ("gradient", "hessian", "orientation")
+TEXTURE = ("gradient", "hessian", "orientation", "filters")
 _FAR = 1 << 20  # the longest probe offset and box half-size the kernels accept
 
 
@@ -60,6 +61,13 @@ class ColourFeatures(FeatureFamily):
         Offset probes place a class boundary up to ``max_offset`` pixels away from the
         image edge that causes it, which sparse scribbles (painted inside regions, never
         on boundaries) cannot correct; centred probes keep boundaries on the edges.
+    filters : sequence of str
+        ilastik's filter bank (:mod:`jungleseg.features._bank`): any of 'gaussian', 'log',
+        'gradient', 'dog', 'structure' and 'hessian', each at every ``filter_scales``, of
+        the intensity (grey input) or the CIELab lightness (RGB input); the two tensors
+        give two eigenvalues each, larger first.
+    filter_scales : sequence of float
+        The bank's Gaussian sigmas, in pixels.
     box_filters : sequence of int
         Box half-sizes r: every converted channel also gets its mean over the
         ``(2 r + 1) x (2 r + 1)`` box around each pixel (clipped to the image, as the box
@@ -82,13 +90,16 @@ class ColourFeatures(FeatureFamily):
         "orientation": ["boolean"],
         "centred": ["boolean"],
         "box_filters": [ListOf(Interval(Integral, 1, _FAR, closed="both"), unique=True)],
+        "filters": [ListOf(StrOptions(set(FILTERS)), unique=True)],
+        "filter_scales": [ListOf(Interval(Real, 0, 1 << 10, closed="neither"), unique=True)],
     }
 
     def __init__(self, max_offset: int = 16, kinds=("value", "difference", "absdiff",
                  "box_value", "box_difference"), max_box: int = 4, input: str = "rgb",
                  smoothing_scales=(1.0, 2.0, 4.0), n_channels: int | None = None,
                  position: bool = False, gradient: bool = False, hessian: bool = False,
-                 orientation: bool = False, centred: bool = False, box_filters=()):
+                 orientation: bool = False, centred: bool = False, box_filters=(),
+                 filters=(), filter_scales=()):
         self.max_offset = max_offset
         self.kinds = kinds
         self.max_box = max_box
@@ -101,7 +112,11 @@ class ColourFeatures(FeatureFamily):
         self.orientation = orientation
         self.centred = centred
         self.box_filters = box_filters
+        self.filters = filters
+        self.filter_scales = filter_scales
         self._validate()
+        if bool(filters) != bool(filter_scales):
+            raise ValueError("filters and filter_scales go together: give both or neither")
         if (input == "channels") != (n_channels is not None):
             raise ValueError("n_channels is required with input='channels' and allowed with "
                              "it only")
@@ -113,12 +128,17 @@ class ColourFeatures(FeatureFamily):
     def n_input_channels(self) -> int:
         """Channels made from the image (before box means and positions)."""
         texture = ((self.gradient + 2 * self.hessian + 2 * self.orientation)
-                   * len(self.smoothing_scales))
+                   * len(self.smoothing_scales) + self._n_bank)
         if self.input == "rgb":
             return 3 + texture
         if self.input == "grey":
             return 1 + len(self.smoothing_scales) + texture
         return self.n_channels
+
+    @property
+    def _n_bank(self) -> int:
+        """Channels of the filter bank."""
+        return n_planes(self.filters, 2) * len(self.filter_scales)
 
     @property
     def n_store_channels(self) -> int:
@@ -127,7 +147,10 @@ class ColourFeatures(FeatureFamily):
     def for_input(self, input: str, n_channels: int | None = None) -> ColourFeatures:
         """This family for another input: the same options, less those the new input
         does not have (:data:`TEXTURE`)."""
-        texture = {name: False for name in TEXTURE} if input == "channels" else {}
+        texture = ({name: () if name == "filters" else False for name in TEXTURE}
+                   if input == "channels" else {})
+        if input == "channels":
+            texture["filter_scales"] = ()
         return self.with_params(input=input, n_channels=n_channels if input == "channels"
                                 else None, **texture)
 
@@ -188,12 +211,13 @@ class ColourFeatures(FeatureFamily):
         """Context around a tile for its channels and probes to equal the whole image's:
         the probe offset, the largest box, and the smoothing and derivative kernels' reach
         (the same for every tile)."""
-        derivative = 1 if any(getattr(self, name) for name in TEXTURE) else 0  # 3x3 kernels
+        derivative = 1 if any(getattr(self, name) for name in TEXTURE[:3]) else 0  # 3x3
         smoothing = int(np.ceil(4 * max(self.smoothing_scales, default=0))) + 1 + derivative
         box = self.max_box if self.needs_integral else 0
         smoothed = self.input == "grey" or (self.input == "rgb" and derivative)
+        bank = max(bank_reach(self.filters, self.filter_scales, (1.0, 1.0)))
         return (self.max_offset + box + max(self.box_filters, default=0)
-                + (smoothing if smoothed else 0))
+                + max(smoothing if smoothed else 0, bank))
 
     def _convert(self, image: np.ndarray, out: np.ndarray) -> None:
         """Write the converted channels (before box means and positions) into the
@@ -234,7 +258,13 @@ class ColourFeatures(FeatureFamily):
         n_scales = len(self.smoothing_scales)
         gradient = derived[:n_scales if self.gradient else 0]
         hessian = derived[len(gradient):len(gradient) + (2 * n_scales if self.hessian else 0)]
-        orientation = derived[len(gradient) + len(hessian):]
+        orientation = derived[len(gradient) + len(hessian):len(derived) - self._n_bank]
+        if self.filters:
+            per_scale = n_planes(self.filters, 2)
+            bank = derived[len(derived) - self._n_bank:]
+            thread_map(lambda k: filter_bank(intensity, self.filters, self.filter_scales[k:k + 1],
+                                             (1.0, 1.0), bank[k * per_scale:(k + 1) * per_scale]),
+                       range(len(self.filter_scales)))
 
         def scale(k: int) -> None:  # one scale's planes: independent of the other scales'
             plane = smoothed[k]

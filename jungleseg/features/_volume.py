@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 
 from .._validation import Integral, Interval, ListOf, Real, StrOptions
 from . import _kernels as kernels
+from ._bank import FILTERS, bank_reach, filter_bank, n_planes
 from ._base import FeatureFamily, Window, check_indices
 from ._filters import box_mean_volume, gaussian_kernel, gradient_magnitude_volume, gaussian_volume
 from ._store import ImageStore
@@ -55,6 +56,13 @@ class VolumeFeatures(FeatureFamily):
         the box around each voxel (clipped to the volume), as channels.
     centred : bool
         Put the first probe on the voxel itself (u = 0); the second keeps its offset.
+    filters : sequence of str
+        ilastik's filter bank in 3-D (:mod:`jungleseg.features._bank`) of each input
+        channel: any of 'gaussian', 'log', 'gradient', 'dog', 'structure' and 'hessian', at
+        every ``filter_scales``; the tensors give three eigenvalues each, larger first.
+    filter_scales : sequence of float
+        The bank's Gaussian sigmas, in the spacing's units: ``scale / spacing`` voxels
+        along each axis, derivatives per unit of the spacing.
 
     Examples
     --------
@@ -75,12 +83,14 @@ class VolumeFeatures(FeatureFamily):
         "gradient": ["boolean"],
         "box_filters": [ListOf(Interval(Real, 0, 1 << 16, closed="neither"), unique=True)],
         "centred": ["boolean"],
+        "filters": [ListOf(StrOptions(set(FILTERS)), unique=True)],
+        "filter_scales": [ListOf(Interval(Real, 0, 1 << 16, closed="neither"), unique=True)],
     }
 
     def __init__(self, spacing=(1.0, 1.0, 1.0), max_offset: float = 8.0,
                  kinds=("value", "difference", "absdiff"), n_channels: int = 1,
                  smoothing_scales=(1.0, 2.0), gradient: bool = True, box_filters=(),
-                 centred: bool = True):
+                 centred: bool = True, filters=(), filter_scales=()):
         self.spacing = spacing
         self.max_offset = max_offset
         self.kinds = kinds
@@ -89,7 +99,11 @@ class VolumeFeatures(FeatureFamily):
         self.gradient = gradient
         self.box_filters = box_filters
         self.centred = centred
+        self.filters = filters
+        self.filter_scales = filter_scales
         self._validate()
+        if bool(filters) != bool(filter_scales):
+            raise ValueError("filters and filter_scales go together: give both or neither")
         if len(self.spacing) != 3:
             raise ValueError(f"spacing needs 3 values (z, y, x), got {list(self.spacing)}")
         self.spacing = tuple(float(s) for s in self.spacing)
@@ -110,8 +124,10 @@ class VolumeFeatures(FeatureFamily):
 
     @property
     def _per_input(self) -> int:
-        """Converted channels per input channel: itself, smoothed copies, gradients."""
-        return 1 + len(self.smoothing_scales) * (1 + self.gradient)
+        """Converted channels per input channel: itself, smoothed copies, gradients, the
+        filter bank."""
+        return (1 + len(self.smoothing_scales) * (1 + self.gradient)
+                + n_planes(self.filters, 3) * len(self.filter_scales))
 
     @property
     def n_store_channels(self) -> int:
@@ -179,7 +195,8 @@ class VolumeFeatures(FeatureFamily):
                       ) -> None:
         """The channels of a (D, H, W[, C]) volume written into the (n_store_channels, D,
         H, W) ``out`` (may be a strided view): per input channel the intensity, its smoothed
-        copies and their gradient magnitudes; then the box means of all of them."""
+        copies, their gradient magnitudes and the filter bank; then the box means of all of
+        them."""
         volume = self._checked(np.asarray(image))
         n = self.n_channels * self._per_input
         n_scales = len(self.smoothing_scales)
@@ -192,6 +209,9 @@ class VolumeFeatures(FeatureFamily):
                 if self.gradient:
                     gradient_magnitude_volume(block[1 + k], self.spacing,
                                               block[1 + n_scales + k])
+            if self.filters:
+                filter_bank(source, self.filters, self.filter_scales, self.spacing,
+                            block[1 + n_scales * (1 + self.gradient):])
         for i, half in enumerate(self.box_filters, start=1):
             halves = self._voxels(half)
             for ch in range(n):
@@ -204,8 +224,9 @@ class VolumeFeatures(FeatureFamily):
         largest = max(self.smoothing_scales, default=0.0)
         smoothing = [len(gaussian_kernel(largest / s)) // 2 + self.gradient if largest else 0
                      for s in self.spacing]
+        bank = bank_reach(self.filters, self.filter_scales, self.spacing)
         box = self._voxels(max(self.box_filters, default=0.0))
-        return tuple(r + b + g for r, b, g in zip(self.reach, box, smoothing))
+        return tuple(r + b + max(g, f) for r, b, g, f in zip(self.reach, box, smoothing, bank))
 
     @staticmethod
     def planar_nodes(kind: np.ndarray, params: np.ndarray, slice_rows: int
