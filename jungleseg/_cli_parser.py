@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--json", action="store_true")
 
+    from .export import add_export_command
+    add_export_command(sub, [common])
+
     p = add("generate", help="render synthetic benchmark data")
     p.add_argument("what", choices=["kinect", "faces"])
     p.add_argument("--n", type=int, required=True)

@@ -359,7 +359,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     """Describe a model file."""
     from .io import load_model
 
-    info = load_model(args.model).summary()
+    from .export import info_dict, info_lines
+
+    model = load_model(args.model)
+    info = {**model.summary(), "c_export": info_dict(model)}
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -368,6 +371,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     print("classes: " + ", ".join(f"{k} {v}" for k, v in info["classes"].items()))
     print("features: " + json.dumps(info["features"]))
     print("training: " + json.dumps(info["training"]))
+    print("\n".join(info_lines(model)))
     return 0
 
 
@@ -446,7 +450,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 #: What each subcommand runs (the parser is built in :mod:`._cli_parser`).
 COMMANDS = {"train": cmd_train, "segment": cmd_segment, "evaluate": cmd_evaluate,
-            "info": cmd_info, "generate": cmd_generate, "demo": cmd_demo}
+            "info": cmd_info, "generate": cmd_generate, "demo": cmd_demo,
+            "export": lambda args: _export().run_export(args)}
+
+
+def _export():
+    from . import export
+    return export
 
 
 def main(argv: list[str] | None = None) -> int:

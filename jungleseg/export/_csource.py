@@ -168,8 +168,9 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
         out.append("#include <string.h>")
     out.append("")
     code_type = layout.code_type
-    out.append(f"#define {n}_N_SPLIT_ {layout.n_split}u  /* codes below: split nodes; "
-               "others: leaf rows */")
+    out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below its "
+               "level's split count is a split node's rank in the level, otherwise (code - "
+               "count) is a leaf row */")
     for key, (ctype, values) in tables.items():
         values = np.asarray(values)
         if key == "CLASSES":
@@ -196,9 +197,9 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     return best;
 }}
 
-static void {n}_add_leaf(uint32_t code, {acc} *acc)
+static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 {{
-    const {leaf_type} *row = {n}_leaf[code - {n}_N_SPLIT_];
+    const {leaf_type} *row = {n}_leaf[leaf];
     int32_t c;
     for (c = 0; c < {n}_N_CLASSES; c++) {{
         acc[c] += row[c];
@@ -280,12 +281,18 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         read = f"""    const float *x = features;
     int32_t g;
 """
-    return f"""static uint32_t {n}_walk(uint32_t code, const {'int16_t' if quantised else 'float'} *x)
+    return f"""static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)
 {{
-    while (code < {n}_N_SPLIT_) {{
-        code = x[{n}_feature[code]] < {n}_threshold[code] ? {n}_left[code] : {n}_right[code];
+    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
+    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
+    while (k < count) {{
+        uint32_t i = first + k;
+        k = x[{n}_feature[i]] < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
+        level++;
+        first = {n}_level_first[level];
+        count = {n}_level_first[level + 1] - first;
     }}
-    return code;
+    return k - count;
 }}
 
 static void {n}_sum(const float *features, {acc} *acc)
@@ -294,7 +301,7 @@ static void {n}_sum(const float *features, {acc} *acc)
         acc[g] = 0;
     }}
     for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf({n}_walk({n}_root[g], x), acc);
+        {n}_add_leaf({n}_walk(g, x), acc);
     }}
 {scale_call}}}
 
@@ -336,22 +343,28 @@ static int32_t {n}_step(int32_t param, int64_t reciprocal)
     return (int32_t)(v >= 0 ? v >> {shift} : -((-v + ((int64_t)1 << {shift}) - 1) >> {shift}));
 }}
 
-static uint32_t {n}_walk(uint32_t code, const uint16_t *depth, int32_t h, int32_t w,
+static uint32_t {n}_walk(int32_t g, const uint16_t *depth, int32_t h, int32_t w,
                          int32_t r, int32_t c)
 {{
     int32_t d = depth[r * w + c];
     int64_t reciprocal;
     d = d > {n}_LIMIT_ ? {n}_LIMIT_ : d;
     reciprocal = (((int64_t)1000 << {_DEPTH_RECIPROCAL_BITS}) + d / 2) / d;
-    while (code < {n}_N_SPLIT_) {{
-        const int16_t *p = {n}_params[code];
+    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
+    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
+    while (k < count) {{
+        uint32_t i = first + k;
+        const int16_t *p = {n}_params[i];
         int32_t a = {n}_probe(depth, h, w, r + {n}_step(p[0], reciprocal),
                               c + {n}_step(p[1], reciprocal));
         int32_t b = {n}_probe(depth, h, w, r + {n}_step(p[2], reciprocal),
                               c + {n}_step(p[3], reciprocal));
-        code = a - b < {n}_threshold[code] ? {n}_left[code] : {n}_right[code];
+        k = a - b < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
+        level++;
+        first = {n}_level_first[level];
+        count = {n}_level_first[level + 1] - first;
     }}
-    return code;
+    return k - count;
 }}
 """
     else:
@@ -377,18 +390,24 @@ static int32_t {n}_round(float x)
     return i - (y < (float)i);
 }}
 
-static uint32_t {n}_walk(uint32_t code, const uint16_t *depth, int32_t h, int32_t w,
+static uint32_t {n}_walk(int32_t g, const uint16_t *depth, int32_t h, int32_t w,
                          int32_t r, int32_t c)
 {{
     float d = (float)depth[r * w + c] / 1000.0f;
-    while (code < {n}_N_SPLIT_) {{
-        const float *p = {n}_params[code];
+    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
+    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
+    while (k < count) {{
+        uint32_t i = first + k;
+        const float *p = {n}_params[i];
         int32_t o0 = {n}_round(p[0] / d), o1 = {n}_round(p[1] / d);
         int32_t o2 = {n}_round(p[2] / d), o3 = {n}_round(p[3] / d);
         float v = {n}_probe(depth, h, w, r + o0, c + o1) - {n}_probe(depth, h, w, r + o2, c + o3);
-        code = v < {n}_threshold[code] ? {n}_left[code] : {n}_right[code];
+        k = v < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
+        level++;
+        first = {n}_level_first[level];
+        count = {n}_level_first[level + 1] - first;
     }}
-    return code;
+    return k - count;
 }}
 """
     return probe + f"""
@@ -400,7 +419,7 @@ static void {n}_pixel(const uint16_t *depth, int32_t h, int32_t w, int32_t r, in
         acc[g] = 0;
     }}
     for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf({n}_walk({n}_root[g], depth, h, w, r, c), acc);
+        {n}_add_leaf({n}_walk(g, depth, h, w, r, c), acc);
     }}
 {scale_call}}}
 
@@ -472,7 +491,7 @@ def _colour_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         box = f"""
 /* mean of a channel over the box of half-size (hr, hc) centred on the clamped probe,
  * clipped to the image */
-static {value} {n}_box(const float *plane, int32_t h, int32_t w, int32_t row, int32_t col,
+static {value} {n}_box_mean(const float *plane, int32_t h, int32_t w, int32_t row, int32_t col,
                        int32_t hr, int32_t hc)
 {{
     int32_t r, c, r0, r1, c0, c1;
@@ -487,12 +506,12 @@ static {value} {n}_box(const float *plane, int32_t h, int32_t w, int32_t row, in
 """
     kinds = ["value", "difference", "sum", "absdiff"]
     box_read = (f"""        if (kind >= {kernels.KIND_BOX_VALUE}) {{
-            a = {n}_box(planes + (int64_t){n}_channel[code][0] * h * w, h, w,
-                        r + {n}_offset[code][0], c + {n}_offset[code][1],
-                        {n}_box[code][0], {n}_box[code][1]);
-            b = {n}_box(planes + (int64_t){n}_channel[code][1] * h * w, h, w,
-                        r + {n}_offset[code][2], c + {n}_offset[code][3],
-                        {n}_box[code][0], {n}_box[code][1]);
+            a = {n}_box_mean(planes + (int64_t){n}_channel[i][0] * h * w, h, w,
+                        r + {n}_offset[i][0], c + {n}_offset[i][1],
+                        {n}_box[i][0], {n}_box[i][1]);
+            b = {n}_box_mean(planes + (int64_t){n}_channel[i][1] * h * w, h, w,
+                        r + {n}_offset[i][2], c + {n}_offset[i][3],
+                        {n}_box[i][0], {n}_box[i][1]);
             kind -= {kernels.KIND_BOX_VALUE - kernels.KIND_VALUE};
         }} else """ if has_box else "        ")
     return box + f"""
@@ -505,24 +524,30 @@ static {value} {n}_at(const float *plane, int32_t h, int32_t w, int32_t row, int
 }}
 
 /* kinds: {', '.join(f'{kernels.COLOUR_KINDS[k]} {k}' for k in kinds)} (the box kinds {kernels.KIND_BOX_VALUE}..{kernels.KIND_BOX_ABSDIFF} read box means) */
-static uint32_t {n}_walk(uint32_t code, const float *planes, int32_t h, int32_t w, int32_t r,
+static uint32_t {n}_walk(int32_t g, const float *planes, int32_t h, int32_t w, int32_t r,
                          int32_t c)
 {{
-    while (code < {n}_N_SPLIT_) {{
-        int32_t kind = {n}_kind[code];
+    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
+    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
+    while (k < count) {{
+        uint32_t i = first + k;
+        int32_t kind = {n}_kind[i];
         {value} a, b, v;
 {box_read}{{
-            a = {n}_at(planes + (int64_t){n}_channel[code][0] * h * w, h, w,
-                       r + {n}_offset[code][0], c + {n}_offset[code][1]);
-            b = {n}_at(planes + (int64_t){n}_channel[code][1] * h * w, h, w,
-                       r + {n}_offset[code][2], c + {n}_offset[code][3]);
+            a = {n}_at(planes + (int64_t){n}_channel[i][0] * h * w, h, w,
+                       r + {n}_offset[i][0], c + {n}_offset[i][1]);
+            b = {n}_at(planes + (int64_t){n}_channel[i][1] * h * w, h, w,
+                       r + {n}_offset[i][2], c + {n}_offset[i][3]);
         }}
         v = a - b;
         v = kind == {kernels.KIND_VALUE} ? a : (kind == {kernels.KIND_SUM} ? a + b
             : (kind == {kernels.KIND_ABSDIFF} ? (v < 0 ? -v : v) : v));
-        code = v < {n}_threshold[code] ? {n}_left[code] : {n}_right[code];
+        k = v < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
+        level++;
+        first = {n}_level_first[level];
+        count = {n}_level_first[level + 1] - first;
     }}
-    return code;
+    return k - count;
 }}
 
 static void {n}_pixel(const float *planes, int32_t h, int32_t w, int32_t r, int32_t c,
@@ -533,7 +558,7 @@ static void {n}_pixel(const float *planes, int32_t h, int32_t w, int32_t r, int3
         acc[g] = 0;
     }}
     for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf({n}_walk({n}_root[g], planes, h, w, r, c), acc);
+        {n}_add_leaf({n}_walk(g, planes, h, w, r, c), acc);
     }}
 {scale_call}}}
 

@@ -1,8 +1,11 @@
 """What the C export can cover, and the compact tables it writes a model as.
 
-Every DAG's split nodes are numbered together, in DAG and level order; a child (or a
-root) is a *code*: below the number of split nodes it is a split node, otherwise
-``code - n_split`` is a row of the leaf table. Leaf rows are shared: the DAG shares a
+Every DAG's split nodes are numbered together, in DAG and level order, and
+``level_first[l]`` is the number of the first split node of level ``l`` (levels of all
+DAGs counted together; ``dag_level[g]`` is DAG g's level 0). A child (or a root) is a
+*code* local to its level: below the level's split-node count it is the rank of a split
+node within the level, otherwise ``code - count`` is a row of the leaf table. Codes
+therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows are shared: the DAG shares a
 leaf between all the parents that reach it, and rows of equal values (pure leaves, most
 of all) are stored once for the whole model. Codes, feature indices and thresholds take
 the narrowest C integer type that holds them.
@@ -103,7 +106,9 @@ class Layout:
     n_classes: int
     n_features: int  # tabular columns, or channel planes an image model reads
     classes: np.ndarray
-    roots: np.ndarray  # (n_dags,) codes
+    roots: np.ndarray  # (n_dags,) level-0 codes
+    level_first: np.ndarray  # (n_levels + 1,) first split node of each level
+    dag_level: np.ndarray  # (n_dags,) each DAG's level 0
     left: np.ndarray  # (n_split,) codes
     right: np.ndarray
     threshold: np.ndarray  # float32, or int16 (quantised)
@@ -125,16 +130,26 @@ class Layout:
 
     @property
     def code_type(self) -> str:
-        return c_int_type(0, self.n_split + self.n_leaves - 1)
+        widest = int(np.diff(self.level_first).max(initial=0))
+        return c_int_type(0, widest + self.n_leaves - 1)
+
+    @property
+    def threshold_type(self) -> str:
+        if self.variant == "float":
+            return "float"
+        t = np.asarray(self.threshold, np.int64)
+        return c_int_type(min(int(t.min(initial=0)), -1), int(t.max(initial=0)))
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
         out = {"root": (self.code_type, self.roots), "left": (self.code_type, self.left),
-               "right": (self.code_type, self.right)}
+               "right": (self.code_type, self.right),
+               "level_first": (c_int_type(0, self.n_split), self.level_first),
+               "dag_level": (c_int_type(0, len(self.level_first)), self.dag_level)}
         quantised = self.variant == "quantised"
         if self.kind == "tabular":
             out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
-            out["threshold"] = ("int16_t" if quantised else "float", self.threshold)
+            out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
                 out["shift"] = ("int8_t", self.quant["shift"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),
@@ -179,14 +194,6 @@ def build_layout(jungle, variant: str = "float") -> Layout:
     family = jungle.family
     quantised = variant == "quantised"
     dags = jungle.dags
-    split_index = []  # per DAG: global split number of each node (-1 at leaves)
-    n_split = 0
-    for dag in dags:
-        is_split = dag.left >= 0
-        index = np.full(dag.n_nodes, -1, np.int64)
-        index[is_split] = n_split + np.arange(int(is_split.sum()))
-        split_index.append(index)
-        n_split += int(is_split.sum())
     leaf_rows: dict[bytes, int] = {}
     leaves: list[np.ndarray] = []
 
@@ -199,26 +206,29 @@ def build_layout(jungle, variant: str = "float") -> Layout:
             leaves.append(row)
         return leaf_rows[key]
 
-    leaf_code = []  # per DAG: the leaf table row of each of its leaf_value rows
-    for dag in dags:
-        leaf_code.append(np.array([leaf_row(v) for v in dag.leaf_value], np.int64))
-
-    def code(g: int, node: np.ndarray) -> np.ndarray:
-        dag = dags[g]
-        node = np.asarray(node, np.int64)
-        split = split_index[g][node]
-        leaf = leaf_code[g][np.maximum(-1 - dag.left[node].astype(np.int64), 0)]
-        return np.where(split >= 0, split, n_split + leaf)
-
     roots, left, right, threshold, feature, params = [], [], [], [], [], []
-    for g, dag in enumerate(dags):
+    level_first, dag_level = [], []
+    n_split = 0
+    for dag in dags:
+        rows = np.array([leaf_row(v) for v in dag.leaf_value], np.int64)
         is_split = dag.left >= 0
-        roots.append(int(code(g, [0])[0]))
-        left.append(code(g, dag.left[is_split]))
-        right.append(code(g, dag.right[is_split]))
+        starts = dag.level_start.astype(np.int64)
+        level = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+        count = np.add.reduceat(is_split.astype(np.int64), starts[:-1])  # split nodes per level
+        first = n_split + np.concatenate([[0], np.cumsum(count)[:-1]])
+        rank = np.cumsum(is_split) - 1 - (first[level] - n_split)  # rank within the level
+        leaf = rows[np.maximum(-1 - dag.left.astype(np.int64), 0)]
+        code = np.where(is_split, rank, count[level] + leaf)  # each node as its level's code
+        dag_level.append(len(level_first))
+        level_first.extend(first.tolist())
+        roots.append(int(code[0]))
+        left.append(code[dag.left[is_split]])
+        right.append(code[dag.right[is_split]])
         threshold.append(dag.threshold[is_split])
         feature.append(dag.feature_kind[is_split])
         params.append(dag.feature_params[is_split])
+        n_split += int(is_split.sum())
+    level_first.append(n_split)
     threshold = np.concatenate(threshold).astype(np.float32)
     params = np.concatenate(params).astype(np.float32)
     node_kind = np.concatenate(feature).astype(np.int64)
@@ -227,7 +237,9 @@ def build_layout(jungle, variant: str = "float") -> Layout:
     layout = Layout(
         kind=kind, variant=variant, n_dags=len(dags), n_classes=n_classes,
         n_features=int(family.n_store_channels), classes=np.asarray(jungle.classes),
-        roots=np.array(roots, np.int64), left=np.concatenate(left), right=np.concatenate(right),
+        roots=np.array(roots, np.int64), level_first=np.array(level_first, np.int64),
+        dag_level=np.array(dag_level, np.int64), left=np.concatenate(left),
+        right=np.concatenate(right),
         threshold=threshold, feature=node_kind, params=params,
         leaves=np.array(leaves).reshape(len(leaves), n_classes),
         label_weight=None if np.all(weights == 1) else weights,
@@ -274,6 +286,17 @@ def _largest_shift(low: float, high: float, span: int = 65534, limit: int = FIXE
     raise ExportError(f"thresholds {low:g}..{high:g} do not fit the quantised variant")
 
 
+def _exact_shift(t: np.ndarray) -> int | None:
+    """The smallest ``shift`` in 0..24 making every ``t * 2**shift`` a whole number within
+    int16 of each other (the comparison is then exact for every input), or None."""
+    for shift in range(25):
+        scaled = np.ldexp(t, shift)
+        if np.all(scaled == np.round(scaled)):
+            return shift if scaled.max() - scaled.min() <= 65534 and \
+                np.abs(scaled).max() <= FIXED_LIMIT >> 1 else None
+    return None
+
+
 def _quantise(layout: Layout, jungle) -> None:
     """Replace the float tables of ``layout`` by the quantised variant's (module
     docstring)."""
@@ -292,7 +315,9 @@ def _quantise(layout: Layout, jungle) -> None:
             if not at.size:
                 continue
             t = layout.threshold[at].astype(np.float64)
-            s = _largest_shift(float(t.min()), float(t.max()))
+            s = _exact_shift(t)
+            if s is None:
+                s = _largest_shift(float(t.min()), float(t.max()))
             low, high = fixed_ceil(t.min(), s), fixed_ceil(t.max(), s)
             shift[j], offset[j] = s, (low + high) // 2
             q[at] = [fixed_ceil(v, s) - offset[j] for v in t]
