@@ -382,14 +382,6 @@ static float {n}_probe(const uint16_t *depth, int32_t h, int32_t w, int32_t r, i
     return d ? (float)d / 1000.0f : {n}_FAR_;
 }}
 
-/* floor(x + 0.5) without the C library */
-static int32_t {n}_round(float x)
-{{
-    float y = x + 0.5f;
-    int32_t i = (int32_t)y;
-    return i - (y < (float)i);
-}}
-
 static uint32_t {n}_walk(int32_t g, const uint16_t *depth, int32_t h, int32_t w,
                          int32_t r, int32_t c)
 {{
@@ -399,9 +391,16 @@ static uint32_t {n}_walk(int32_t g, const uint16_t *depth, int32_t h, int32_t w,
     while (k < count) {{
         uint32_t i = first + k;
         const float *p = {n}_params[i];
-        int32_t o0 = {n}_round(p[0] / d), o1 = {n}_round(p[1] / d);
-        int32_t o2 = {n}_round(p[2] / d), o3 = {n}_round(p[3] / d);
-        float v = {n}_probe(depth, h, w, r + o0, c + o1) - {n}_probe(depth, h, w, r + o2, c + o3);
+        float y[4];
+        int32_t o[4], j;
+        for (j = 0; j < 4; j++) {{  /* floor(p / d + 0.5), four at once */
+            y[j] = p[j] / d + 0.5f;
+        }}
+        for (j = 0; j < 4; j++) {{
+            o[j] = (int32_t)y[j];
+            o[j] -= y[j] < (float)o[j];
+        }}
+        float v = {n}_probe(depth, h, w, r + o[0], c + o[1]) - {n}_probe(depth, h, w, r + o[2], c + o[3]);
         k = v < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
         level++;
         first = {n}_level_first[level];
