@@ -32,7 +32,7 @@ __all__ = ["VARIANTS", "ExportError", "add_export_command", "compiled_size", "ex
            "footprint", "run_export"]
 
 
-def footprint(model, variant: str = "float", layout=None) -> dict:
+def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 16) -> dict:
     """What the exported model needs on a device, without compiling it.
 
     Returns ``{'tables': bytes of the constant tables (flash), 'ram': bytes of the arrays
@@ -48,7 +48,7 @@ def footprint(model, variant: str = "float", layout=None) -> dict:
     >>> footprint(clf, "quantised")["ram"]
     20
     """
-    layout = layout or build_layout(jungle_of(model), variant)
+    layout = layout or build_layout(jungle_of(model), variant, threshold_bits)
     acc = 4 if layout.variant == "float" else (2 if 255 * layout.n_dags < 1 << 16 else 4)
     ram = layout.n_classes * acc
     if layout.kind == "tabular" and layout.variant == "quantised":
@@ -57,7 +57,7 @@ def footprint(model, variant: str = "float", layout=None) -> dict:
 
 
 def export_c(model, directory: str | os.PathLike, name: str = "jungle",
-             variant: str = "float") -> dict:
+             variant: str = "float", threshold_bits: int = 16) -> dict:
     """Write ``model`` as self-contained C99 source and header into ``directory``.
 
     Parameters
@@ -70,6 +70,10 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
         Prefix of the files and of every C name (a C identifier).
     variant : {'float', 'quantised'}
         float32 arithmetic (the same labels as Python), or integers only.
+    threshold_bits : {16, 8}
+        Quantised tabular models: bits of a column's codes and thresholds. 8 halves the
+        node tables; it is exact for columns of whole numbers spanning at most 254, and
+        otherwise rounds each column to 255 steps (check the labels on your data).
 
     Returns
     -------
@@ -96,7 +100,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
     jungle = jungle_of(model)
-    layout = build_layout(jungle, variant)
+    layout = build_layout(jungle, variant, threshold_bits)
     family = jungle.family.to_dict()
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)

@@ -14,6 +14,9 @@ def add_export_command(subparsers, parents: list) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="DIR", help="folder for NAME.h and NAME.c")
     p.add_argument("--variant", choices=["float", "quantised"], default="float",
                    help="float32 (the same labels as Python) or integers only (smaller)")
+    p.add_argument("--threshold-bits", type=int, choices=[16, 8], default=16,
+                   help="quantised tabular models: bits per threshold (8: half the node "
+                        "bytes, exact for whole-number columns spanning up to 254)")
     p.add_argument("--name", default="jungle", metavar="PREFIX",
                    help="prefix of the files and C names (default: jungle)")
     return p
@@ -25,7 +28,8 @@ def run_export(args: argparse.Namespace) -> int:
     from . import compiled_size, export_c, find_compiler, summary_lines
 
     jungle = load_model(args.model)
-    info = export_c(jungle, args.out, name=args.name, variant=args.variant)
+    info = export_c(jungle, args.out, name=args.name, variant=args.variant,
+                    threshold_bits=args.threshold_bits)
     quiet = getattr(args, "quiet", False)
     if not quiet:
         for line in summary_lines(info):

@@ -15,8 +15,10 @@ The quantised variant (``variant='quantised'``) replaces every float by an integ
 - tabular: feature ``j`` is read as the code ``floor(x * 2**shift[j]) - offset[j]``
   (int16, saturated), a threshold ``t`` becomes ``ceil(t * 2**shift[j]) - offset[j]``.
   ``x < t`` then holds whenever the code comparison does, exactly for values on the
-  grid ``2**-shift[j]`` (integer features: always); ``shift`` is the finest that keeps
-  every threshold of the feature in int16.
+  grid ``2**-shift[j]`` (whole numbers: for every shift >= 0); ``shift`` is the coarsest
+  that represents every threshold of the feature exactly, else the finest that keeps
+  them in int16 (or int8, with ``threshold_bits=8``: half the node bytes, exact still
+  for whole-number features spanning up to 254).
 - depth: millimetres as they come from the sensor; probe offsets in pixel-metres
   ``* 2**param_shift`` (int16); responses in millimetres, a probe off the body reading
   ``FAR_Q`` (int16), thresholds mapped so that they separate the same responses.
@@ -186,8 +188,11 @@ def colour_param_tables(params: np.ndarray) -> dict[str, tuple[str, np.ndarray]]
     return out
 
 
-def build_layout(jungle, variant: str = "float") -> Layout:
-    """The tables of ``jungle`` for ``variant`` ('float' or 'quantised')."""
+def build_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> Layout:
+    """The tables of ``jungle`` for ``variant`` ('float' or 'quantised'); a quantised
+    tabular model's codes and thresholds take ``threshold_bits`` (16 or 8) bits."""
+    if threshold_bits not in (8, 16):
+        raise ExportError(f"threshold_bits must be 8 or 16, got {threshold_bits!r}")
     if variant not in VARIANTS:
         raise ExportError(f"unknown variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     kind = check_coverage(jungle)
@@ -259,7 +264,7 @@ def build_layout(jungle, variant: str = "float") -> Layout:
             layout.classes.dtype.kind not in "uib":
         raise ExportError("class values must be integers of 32 bits at most")
     if quantised:
-        _quantise(layout, jungle)
+        _quantise(layout, jungle, threshold_bits)
     return layout
 
 
@@ -286,18 +291,19 @@ def _largest_shift(low: float, high: float, span: int = 65534, limit: int = FIXE
     raise ExportError(f"thresholds {low:g}..{high:g} do not fit the quantised variant")
 
 
-def _exact_shift(t: np.ndarray) -> int | None:
-    """The smallest ``shift`` in 0..24 making every ``t * 2**shift`` a whole number within
-    int16 of each other (the comparison is then exact for every input), or None."""
+def _exact_shift(t: np.ndarray, span: int = 65534) -> int | None:
+    """The smallest ``shift`` in 0..24 making every ``t * 2**shift`` a whole number, all
+    within ``span`` of each other (the comparison is then exact for every input), or
+    None."""
     for shift in range(25):
         scaled = np.ldexp(t, shift)
         if np.all(scaled == np.round(scaled)):
-            return shift if scaled.max() - scaled.min() <= 65534 and \
+            return shift if scaled.max() - scaled.min() <= span and \
                 np.abs(scaled).max() <= FIXED_LIMIT >> 1 else None
     return None
 
 
-def _quantise(layout: Layout, jungle) -> None:
+def _quantise(layout: Layout, jungle, threshold_bits: int = 16) -> None:
     """Replace the float tables of ``layout`` by the quantised variant's (module
     docstring)."""
     if layout.label_weight is not None:  # n_dags * 255 * weight fits 32 bits
@@ -315,9 +321,10 @@ def _quantise(layout: Layout, jungle) -> None:
             if not at.size:
                 continue
             t = layout.threshold[at].astype(np.float64)
-            s = _exact_shift(t)
+            span = 65534 if threshold_bits == 16 else 254
+            s = _exact_shift(t, span)
             if s is None:
-                s = _largest_shift(float(t.min()), float(t.max()))
+                s = _largest_shift(float(t.min()), float(t.max()), span)
             low, high = fixed_ceil(t.min(), s), fixed_ceil(t.max(), s)
             shift[j], offset[j] = s, (low + high) // 2
             q[at] = [fixed_ceil(v, s) - offset[j] for v in t]
