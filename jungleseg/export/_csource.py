@@ -123,7 +123,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_predict_proba(x, p);              // probability of each class"]
         if quantised:
             text += ["", "The quantised variant reads the same float rows: each value is "
-                     "turned into a 16-bit code with integer operations on its bits "
+                     "turned into a 16-bit code (8-bit with --threshold-bits 8) with integer operations on its bits "
                      "(floor(x * 2^shift) - offset, per column), exact for values on that "
                      "grid (whole numbers always)."]
     elif layout.kind == "depth":
