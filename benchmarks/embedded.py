@@ -7,7 +7,8 @@ growing size train on three quarters of the training half, and the smallest whos
 accuracy on the last quarter comes within 0.25 points of the jungle's there is retrained
 on the whole training half. Both are exported (ours: float and quantised; emlearn:
 'inline' code and 'loadable' tables, float features: its default int16 features truncate
-scikit-learn's half-integer thresholds and lose half the accuracy on letter; our quantised variant with 8-bit
+scikit-learn's half-integer thresholds and lose half the accuracy on letter; our
+quantised variant with 8-bit
 thresholds, exact on these whole-number columns) and measured:
 
 - flash: text + data of the object file compiled with ``gcc -std=c99 -Os`` (``size``);
@@ -66,7 +67,8 @@ int main(int argc, char **argv)
         for (r = 0; r < repeat; r++)
             for (i = 0; i < n; i++) sink += rf_predict(x + (size_t)i * NF, NF);
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-        fprintf(stderr, "%.9g\n", ((double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) / ((double)repeat * n));
+        fprintf(stderr, "%.9g\n", ((double)(b.tv_sec - a.tv_sec)
+                + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) / ((double)repeat * n));
     }
     fwrite(labels, sizeof(int32_t), (size_t)n, stdout);
     return 0;

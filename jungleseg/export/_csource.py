@@ -123,7 +123,8 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_predict_proba(x, p);              // probability of each class"]
         if quantised:
             text += ["", "The quantised variant reads the same float rows: each value is "
-                     "turned into a 16-bit code (8-bit with --threshold-bits 8) with integer operations on its bits "
+                     "turned into a 16-bit code (8-bit with --threshold-bits 8) with integer "
+                     "operations on its bits "
                      "(floor(x * 2^shift) - offset, per column), exact for values on that "
                      "grid (whole numbers always)."]
     elif layout.kind == "depth":
@@ -183,7 +184,8 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     if layout.label_weight is None:
         weigh = "p[c]", "p[best]"
     elif quantised:
-        weigh = f"(uint32_t)p[c] * {n}_label_weight[c]", f"(uint32_t)p[best] * {n}_label_weight[best]"
+        weigh = (f"(uint32_t)p[c] * {n}_label_weight[c]",
+                 f"(uint32_t)p[best] * {n}_label_weight[best]")
     else:
         weigh = f"p[c] * {n}_label_weight[c]", f"p[best] * {n}_label_weight[best]"
     out.append(f"""static int32_t {n}_best(const {acc} *p)
@@ -400,7 +402,8 @@ static uint32_t {n}_walk(int32_t g, const uint16_t *depth, int32_t h, int32_t w,
             o[j] = (int32_t)y[j];
             o[j] -= y[j] < (float)o[j];
         }}
-        float v = {n}_probe(depth, h, w, r + o[0], c + o[1]) - {n}_probe(depth, h, w, r + o[2], c + o[3]);
+        float v = {n}_probe(depth, h, w, r + o[0], c + o[1])
+            - {n}_probe(depth, h, w, r + o[2], c + o[3]);
         k = v < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
         level++;
         first = {n}_level_first[level];
@@ -522,7 +525,8 @@ static {value} {n}_at(const float *plane, int32_t h, int32_t w, int32_t row, int
     return {read};
 }}
 
-/* kinds: {', '.join(f'{kernels.COLOUR_KINDS[k]} {k}' for k in kinds)} (the box kinds {kernels.KIND_BOX_VALUE}..{kernels.KIND_BOX_ABSDIFF} read box means) */
+/* kinds: {', '.join(f'{kernels.COLOUR_KINDS[k]} {k}' for k in kinds)}
+ * (the box kinds {kernels.KIND_BOX_VALUE}..{kernels.KIND_BOX_ABSDIFF} read box means) */
 static uint32_t {n}_walk(int32_t g, const float *planes, int32_t h, int32_t w, int32_t r,
                          int32_t c)
 {{

@@ -105,7 +105,8 @@ IMAGES = r"""    {
             start = now();
             for (r = 0; r < repeat; r++) {
                 for (i = 0; i < n; i++) {
-                    SEGMENT(in + pixels * PLANES * (size_t)i, hw[0], hw[1], labels + pixels * (size_t)i);
+                    SEGMENT(in + pixels * PLANES * (size_t)i, hw[0], hw[1],
+                            labels + pixels * (size_t)i);
                 }
             }
             fprintf(stderr, "%.9g\n", (now() - start) / ((double)repeat * n));

@@ -5,9 +5,9 @@ Every DAG's split nodes are numbered together, in DAG and level order, and
 DAGs counted together; ``dag_level[g]`` is DAG g's level 0). A child (or a root) is a
 *code* local to its level: below the level's split-node count it is the rank of a split
 node within the level, otherwise ``code - count`` is a row of the leaf table. Codes
-therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows are shared: the DAG shares a
-leaf between all the parents that reach it, and rows of equal values (pure leaves, most
-of all) are stored once for the whole model. Codes, feature indices and thresholds take
+therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows
+are shared: the DAG shares a leaf between all the parents that reach it, and rows of
+equal values (pure leaves, most of all) are stored once for the whole model. Codes, feature indices and thresholds take
 the narrowest C integer type that holds them.
 
 The quantised variant (``variant='quantised'``) replaces every float by an integer:
