@@ -233,11 +233,11 @@ static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 def _fixed_function(n: str) -> str:
     return f"""/* floor(x * 2^shift), saturated to +-{FIXED_LIMIT} (NaN and +inf: the top, so that
  * they go right, as x < t is false for them), with integer operations on the bits of x */
-static int32_t {n}_fixed(float x, int32_t shift)
+static int32_t {n}_fixed(const float *x, int32_t shift)
 {{
     uint32_t bits, mag, m;
     int32_t e, p;
-    memcpy(&bits, &x, sizeof bits);
+    memcpy(&bits, x, sizeof bits);  /* the float's bits, read as an integer */
     mag = bits & 0x7fffffffu;
     if (mag >= 0x7f800000u) {{
         return (mag > 0x7f800000u || !(bits >> 31)) ? {FIXED_LIMIT} : -{FIXED_LIMIT};
@@ -275,7 +275,7 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         read = f"""    int16_t x[{n}_N_FEATURES];
     int32_t j, g;
     for (j = 0; j < {n}_N_FEATURES; j++) {{
-        int32_t v = {n}_fixed(features[j], {n}_shift[j]) - {n}_offset[j];
+        int32_t v = {n}_fixed(&features[j], {n}_shift[j]) - {n}_offset[j];
         x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
     }}
 """
@@ -465,7 +465,7 @@ def _colour_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     quantised = layout.variant == "quantised"
     has_box = "box" in layout.tables()
     value = "int32_t" if quantised else "float"
-    read = (f"{n}_fixed(plane[(int64_t)row * w + col], {layout.quant.get('shift', 0)})"
+    read = (f"{n}_fixed(&plane[(int64_t)row * w + col], {layout.quant.get('shift', 0)})"
             if quantised else "plane[(int64_t)row * w + col]")
     box = ""
     if has_box:
