@@ -135,8 +135,8 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_segment_depth_proba(depth, 240, 320, proba);  /* proba: "
                  f"height * width * {n}_N_CLASSES, 0 at background */",
                  "",
-                 "Labels equal jungleseg's segment(model, depth, smoothing=0): the probability "
-                 "smoothing of the model is not exported."]
+                 "The float variant's labels equal jungleseg's segment(model, depth, "
+                 "smoothing=0): the probability smoothing of the model is not exported."]
         if quantised:
             text += ["The quantised variant computes in millimetres (depths beyond "
                      f"{DEPTH_LIMIT_Q} mm read as {DEPTH_LIMIT_Q} mm) and 16-bit fixed point."]
@@ -149,8 +149,8 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"{n}_planes.py (written beside this file) prepares the planes from an image "
                  "as jungleseg does; for raw channels (input 'channels', or grey without "
                  "smoothing) they are the image itself.",
-                 "Labels equal jungleseg's segment(model, image, smoothing=0): the probability "
-                 "smoothing of the model is not exported. Box means are exact for channels of "
+                 "The float variant's labels equal jungleseg's segment(model, image, "
+                 "smoothing=0): the probability smoothing of the model is not exported. Box means are exact for channels of "
                  "whole numbers (8- and 16-bit images)."]
         if quantised:
             text += ["The quantised variant reads the same float planes and turns each probed "
