@@ -18,6 +18,7 @@ from .features import (
                        TabularFeatures,
                        VolumeFeatures,
 )
+from .export import export_c
 from .io import ModelFileError, load_model, save_model
 from .jungle import (
                        DAG,
@@ -45,7 +46,7 @@ __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
     "JungleClassifier", "JungleSegmenter", "ModelError", "ModelFileError", "Samples",
     "Scores", "TabularFeatures", "VolumeFeatures", "__version__", "confusion_matrix",
-    "evaluate", "evaluate_jungle", "guided_smoothing", "impurity", "level_width",
+    "evaluate", "evaluate_jungle", "export_c", "guided_smoothing", "impurity", "level_width",
     "level_widths", "load_model", "sample_pixels", "save_model", "scores", "segment",
     "segment_frames", "segment_prepared", "segment_to", "segment_volume",
     "smooth_probabilities", "split_gain",

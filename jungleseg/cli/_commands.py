@@ -20,9 +20,11 @@ def _swatch(rgb) -> str:
 def cmd_info(args: argparse.Namespace) -> int:
     """Describe a model file: its size, its classes with their names and colours, its
     features and training parameters."""
+    from ..export import info_dict, info_lines
     from ..io import load_model
 
-    info = load_model(args.model).summary()
+    model = load_model(args.model)
+    info = {**model.summary(), "c_export": info_dict(model)}
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -35,6 +37,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         print(f"  {value:>5s}  {name}" + (f"  {_swatch(colour)}" if colour else ""))
     print("features: " + json.dumps(info["features"]))
     print("training: " + json.dumps(info["training"]))
+    print("\n".join(info_lines(model)))
     return 0
 
 
@@ -123,7 +126,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a model as C (:func:`jungleseg.export.export_c`) and say what it holds and needs."""
+    from ..export._command import run_export
+
+    return run_export(args)
+
+
 #: What each subcommand runs (the parser is built in :mod:`._parser`, one function each).
 COMMANDS = {"train": cmd_train, "segment": cmd_segment, "evaluate": cmd_evaluate,
             "info": cmd_info, "presets": cmd_presets, "generate": cmd_generate,
-            "demo": cmd_demo}
+            "demo": cmd_demo, "export": cmd_export}

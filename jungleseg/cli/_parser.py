@@ -225,9 +225,36 @@ def add_demo(sub) -> None:
     _common(p)
 
 
+def add_export(sub) -> None:
+    """``jungleseg export``."""
+    p = sub.add_parser("export", help="write a model as dependency-free C for small devices",
+                       description="Write a model as a C99 source and header with no heap "
+                                   "and no libc beyond stdint.h and string.h: tabular "
+                                   "jungles and forests, depth-frame models, and colour or "
+                                   "grey models (see the guide 'Deploying to a device').",
+                       epilog=_examples("jungleseg export mine.h5 --format c --out c-model",
+                                        "jungleseg export mine.h5 --out c-model --variant "
+                                        "quantised --name body"))
+    p.add_argument("model", help="model file (.h5)")
+    p.add_argument("--format", choices=["c"], default="c",
+                   help="output language (default: c, C99)")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help=f"folder for NAME.h and NAME.c (required; {OUT_RULE})")
+    p.add_argument("--variant", choices=["float", "quantised"], default="float",
+                   help="float: float32, the same labels as Python; quantised: integers "
+                        "only, smaller (default: float)")
+    p.add_argument("--threshold-bits", type=int, choices=[16, 8], default=16,
+                   help="quantised tabular models: bits per threshold; 8 halves the node "
+                        "bytes, exact for whole-number columns spanning up to 254 "
+                        "(default: 16)")
+    p.add_argument("--name", default="jungle", metavar="PREFIX",
+                   help="prefix of the files and C names (default: jungle)")
+    _common(p)
+
+
 #: One function per subcommand, in the order ``--help`` lists them.
 SUBCOMMANDS = [add_train, add_segment, add_evaluate, add_info, add_presets, add_generate,
-               add_demo]
+               add_demo, add_export]
 
 
 def build_parser() -> argparse.ArgumentParser:
