@@ -35,7 +35,7 @@ IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
 #: How the widget reads a stack: independent 2-D slices, or 3-D volumes.
 MODES = ("2-D slices", "3-D volume")
 DEFAULT_PRESET = "napari"
-VOLUME_PRESET = "volume"
+VOLUME_PRESET = "napari_volume"
 
 
 def image_presets() -> dict[str, Path]:

@@ -146,7 +146,7 @@ def test_volume_parts_equal_the_whole_volume():
     stack = np.stack([volume, volume[::-1]])  # two volumes: a time series
     paint = np.zeros(stack.shape, np.uint8)
     paint[1] = paint_slices(truth[::-1], [4, 8], fraction=0.05)
-    model = session.volume_estimator(load_preset("volume"), 1, (0.3, 0.1, 0.1), 2, 16, 6,
+    model = session.volume_estimator(load_preset("napari_volume"), 1, (0.3, 0.1, 0.1), 2, 16, 6,
                                      0.5, smoothing=2)
     assert model.features.spacing == (0.3, 0.1, 0.1) and model.features.max_offset == 0.5
     prepared = session.train_volumes(model, stack, paint, "grey")

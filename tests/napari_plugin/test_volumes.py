@@ -40,7 +40,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
                                   translate=(1.0, 2.0, 3.0))
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.mode.value = "3-D volume"
-    assert widget.preset.value == "volume" and widget.offset_unit == "scale units"
+    assert widget.preset.value == "napari_volume" and widget.offset_unit == "scale units"
     widget.max_offset.value = 0.6
     widget.train()
     widget.wait()
