@@ -62,9 +62,9 @@ def _stop_if_interrupted(done: str = "nothing was written") -> None:
 
 
 def _progress(args, total, desc):
-    from tqdm import tqdm
+    from ._progress import progress_bar
 
-    return tqdm(total=total, desc=desc, disable=args.quiet, leave=False)
+    return progress_bar(total=total, desc=desc, disable=args.quiet)
 
 
 def _say(args, text: str) -> None:

@@ -186,11 +186,10 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
         ``mean_class_accuracy``, ``nodes``, ``bytes``, ``max_feature_evaluations``,
         ``classes`` and ``n_images``.
     """
-    from tqdm import tqdm
+    from ._progress import progress_bar
 
     given, predicted, truth = predicted, [], []
-    for i, image in enumerate(tqdm(images, disable=not progress, leave=False,
-                                   desc="evaluating")):
+    for i, image in enumerate(progress_bar(images, desc="evaluating", disable=not progress)):
         try:
             if given is None:
                 predicted.append(segment(jungle, image, probabilities=False)[0])
