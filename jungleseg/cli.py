@@ -173,8 +173,10 @@ def cmd_train(args: argparse.Namespace) -> int:
         split = load_benchmark(config.dataset, "train", args.data, args.n)
     _check_training_memory(estimator, split, budget)
     _stop_if_interrupted()
+    from ._jit import announce_compile
     from .distributed import connect
 
+    announce_compile("train", quiet=args.quiet)
     with connect(args.scheduler, args.workers) as client:
         seconds = _train_model(estimator, split, args, client)
     path = _save_or_rescue(_with_metadata(estimator, split), out)
@@ -229,6 +231,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
                 if problem is not None:
                     _error(_naming(path, ValueError(problem)))
                 failed, pixels = failed + (problem is not None), pixels + n
+    if client is None:
+        from ._jit import announce_compile
+
+        announce_compile("segment", quiet=args.quiet)
     bar = _progress(args, len(targets) if client is None else 0, "segmenting")
     local, segmented = (targets if client is None else []), 0
     for (path, _), (n, err) in zip(local, _segmented(jungle, local, args, budget)):
@@ -332,6 +338,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.model} does not fit dataset {args.dataset}: {problem} "
                              "(--allow-class-mismatch scores it all the same)")
     n_images = len(split.images) + len(failures)  # the unreadable ones too
+    from ._jit import announce_compile
+
+    announce_compile("segment", quiet=args.quiet)
     with connect(args.scheduler, args.workers) as client:
         predicted = None if client is None else segment_images(client, jungle, split.images)
     scores, result = evaluate_jungle(jungle, split.images, split.labels, not args.quiet,
@@ -407,16 +416,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .io import load_model
     from .segmentation import segment
 
+    from ._jit import announce_compile
+
     out = _writable_folder(args.out, "--out")
     start = time.perf_counter()
+    announce_compile("train", "segment", quiet=args.quiet)
     config = load_preset("demo").with_overrides({"seed": args.seed})
     _say(args, "rendering synthetic faces (8 classes: background, skin, hair, eyebrows, eyes, "
                "nose, lips, inner mouth) ...")
     train = load_benchmark(config.dataset, "train", n=120)
     test = load_benchmark(config.dataset, "test", n=30)
     estimator = config.estimator()
-    _say(args, "training a 3-DAG jungle on 120 faces (the first run also compiles the "
-               "kernels) ...")
+    _say(args, "training a 3-DAG jungle on 120 faces ...")
     seconds = _train_model(estimator, train, args)
     model_path = _save_or_rescue(_with_metadata(estimator, train), out / "faces-jungle.h5")
     jungle = load_model(model_path)
