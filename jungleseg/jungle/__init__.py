@@ -20,7 +20,6 @@ from ._baselines import GROWTHS
 from ._criterion import CRITERIA, impurity, split_gain
 from ._dag import DAG, ModelError
 from ._entries import Entries
-from ._grow import GrowParams, GrowStats, grow
 from ._model import Jungle
 from ._schedules import SCHEDULES, level_width, level_widths
 
@@ -29,11 +28,13 @@ __all__ = ["CRITERIA", "DAG", "Entries", "GROWTHS", "GrowParams", "GrowStats", "
            "SCHEDULES", "SEARCHES", "grow", "impurity", "level_width", "level_widths", "prune",
            "split_gain"]
 
-_LAZY = {name: "._classes" for name in ("MAX_DEPTH", "SEARCHES", "JungleBase", "JungleClassifier")}
+_LAZY = {**{name: "._classes" for name in ("MAX_DEPTH", "SEARCHES", "JungleBase",
+                                           "JungleClassifier")},
+         **{name: "._grow" for name in ("GrowParams", "GrowStats", "grow")}}
 
 
 def __getattr__(name: str):
-    # the estimators import scikit-learn (seconds): only when asked for
+    # the estimators import scikit-learn (seconds), the trainer its kernels: when asked for
     if name in _LAZY:
         import importlib
 
