@@ -17,13 +17,15 @@ class _AfterFirst(tqdm):
     """tqdm whose rate counts the items after the first, from when the first ended."""
 
     def update(self, n: float = 1):
-        if getattr(self, "_first", None) is None and self.n + n >= 1:
+        if not self.disable and getattr(self, "_first", None) is None and self.n + n >= 1:
             self._first = (self.n + n, self._time())
         return super().update(n)
 
     @property
     def format_dict(self):
         info = super().format_dict
+        if self.disable:
+            return info
         if getattr(self, "_first", None) is None and self.n >= 1:  # iterating: no update()
             self._first = (self.n, self._time())
         first = getattr(self, "_first", None)
