@@ -23,7 +23,6 @@ from .io import ModelFileError, load_model, save_model
 from .jungle import (
                        DAG,
                        Jungle,
-                       JungleClassifier,
                        ModelError,
                        impurity,
                        level_width,
@@ -31,7 +30,6 @@ from .jungle import (
                        split_gain,
 )
 from .segmentation import (
-                       JungleSegmenter,
                        guided_smoothing,
                        sample_pixels,
                        segment,
@@ -42,6 +40,8 @@ from .segmentation import (
                        smooth_probabilities,
 )
 
+_LAZY = {"JungleClassifier": ".jungle", "JungleSegmenter": ".segmentation"}
+
 __all__ = [
     "DAG", "ColourFeatures", "DepthFeatures", "FeatureFamily", "ImageStore", "Jungle",
     "JungleClassifier", "JungleSegmenter", "ModelError", "ModelFileError", "Samples",
@@ -51,3 +51,12 @@ __all__ = [
     "segment_frames", "segment_prepared", "segment_to", "segment_volume",
     "smooth_probabilities", "split_gain",
 ]
+
+
+def __getattr__(name: str):
+    # the estimators import scikit-learn (seconds): only when asked for
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

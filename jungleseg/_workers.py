@@ -1,10 +1,11 @@
-"""Dynamic scheduling for Numba's parallel loops, sized for a shared machine.
+"""Dynamic scheduling for Numba kernels on several threads, sized for a shared machine.
 
-Numba's OpenMP layer hands each thread a fixed share of a ``prange`` loop, so a thread
-that another process keeps off its core holds up the whole loop. Kernels here run
-``for worker in prange(n_workers)`` with one iteration per thread, and each worker
-claims tasks from a shared counter until none are left (:func:`claim`): a slowed thread
-simply claims fewer. Tasks write disjoint outputs, so results never depend on which
+A fixed share of the work per thread (as Numba's ``prange`` hands out) lets a thread
+that another process keeps off its core hold up the whole loop. Kernels here are
+workers, each run on its own thread (:func:`run_workers`), that claim tasks from a
+shared counter until none are left (:func:`claim`): a slowed thread simply claims fewer.
+They are compiled without ``parallel=True``, whose compilation costs several times the
+kernel's own. Tasks write disjoint outputs, so results never depend on which
 worker ran what. Work too small to repay waking a second thread runs on the calling
 thread alone (:func:`workers_for`). Regions too short for a slowed thread's share to
 amortise its wait at the region's closing barrier run on no more threads than other
@@ -40,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 
 import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.extending import intrinsic
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
@@ -158,19 +159,20 @@ def fresh_array(n: int, dtype) -> np.ndarray:
     return array
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def _touch_pages(raw, n_workers):
     """Write a 0 byte into every page of ``raw``, in page ranges the workers claim."""
+    run_workers(_touch_pages_worker, n_workers, raw, n_workers * TASKS_PER_WORKER)
+
+
+@njit(cache=True, nogil=True)
+def _touch_pages_worker(raw, n_tasks, counter):
     n_pages = (raw.shape[0] + _PAGE_BYTES - 1) // _PAGE_BYTES
-    n_tasks = n_workers * TASKS_PER_WORKER
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            task = claim(counter)
-            if task >= n_tasks:
-                break
-            for page in range(task * n_pages // n_tasks, (task + 1) * n_pages // n_tasks):
-                raw[page * _PAGE_BYTES] = 0
+    while True:
+        task = claim(counter)
+        if task >= n_tasks:
+            break
+        for page in range(task * n_pages // n_tasks, (task + 1) * n_pages // n_tasks):
+            raw[page * _PAGE_BYTES] = 0
 
 
 @contextlib.contextmanager
@@ -217,6 +219,27 @@ def thread_map(function: Callable, items: Iterable) -> list:
         for helper in helpers:
             if not helper.cancel():  # started: it may hold an item
                 helper.result()
+    return results
+
+
+def run_workers(worker: Callable, n_workers: int, *args) -> list:
+    """Run ``worker(*args, counter)`` on ``n_workers`` threads, the calling one and kept
+    helpers, and return what each that ran returned.
+
+    ``worker`` is a Numba kernel compiled with ``nogil=True`` but without
+    ``parallel=True`` (whose compilation costs several times the kernel's own): it claims
+    tasks from ``counter`` (:func:`claim`) until none are left, as a worker of a parallel
+    region here does, so its results do not depend on how many threads ran it. A helper
+    that has not started once the calling thread runs out of tasks is not waited for."""
+    counter = np.zeros(1, np.int64)
+    if n_workers <= 1:
+        return [worker(*args, counter)]
+    helpers = [_pool(n_workers - 1).submit(worker, *args, counter)
+               for _ in range(n_workers - 1)]
+    results = [worker(*args, counter)]
+    for helper in helpers:
+        if not helper.cancel():  # started: it may hold a task
+            results.append(helper.result())
     return results
 
 

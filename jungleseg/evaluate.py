@@ -198,11 +198,10 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
         the model never saw (not in ``ignore``) is scored all the same: its Jaccard is 0,
         it counts in the mean, and ``unseen_classes`` lists it.
     """
-    from tqdm import tqdm
+    from ._progress import progress_bar
 
     given, predicted, truth = predicted, [], []
-    for i, image in enumerate(tqdm(images, disable=not progress, leave=False,
-                                   desc="evaluating")):
+    for i, image in enumerate(progress_bar(images, desc="evaluating", disable=not progress)):
         try:
             if given is None:
                 predicted.append(segment(jungle, image, probabilities=False)[0])

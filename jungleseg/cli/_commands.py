@@ -88,16 +88,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..io import load_model
     from ..segmentation import segment
 
+    from .._jit import announce_compile
+
     out = writable_folder(args.out, "--out")
     start = time.perf_counter()
+    announce_compile("train", "segment", quiet=args.quiet)
     config = load_preset("demo").with_overrides({"seed": args.seed})
     say(args, "rendering synthetic faces (8 classes: background, skin, hair, eyebrows, eyes, "
               "nose, lips, inner mouth) ...")
     train = load_benchmark(config.dataset, "train", n=120)
     test = load_benchmark(config.dataset, "test", n=30)
     estimator = config.estimator()
-    say(args, "training a 3-DAG jungle on 120 faces (the first run also compiles the "
-              "kernels) ...")
+    say(args, "training a 3-DAG jungle on 120 faces ...")
     seconds = train_model(estimator, train, args)
     model_path = save_or_rescue(with_metadata(estimator, train, "faces"),
                                 out / "faces-jungle.h5")

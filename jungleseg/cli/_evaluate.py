@@ -63,6 +63,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             raise ValueError(f"{args.model} does not fit dataset {dataset}: {problem} "
                              "(--allow-class-mismatch scores it all the same)")
     n_images = len(split.images) + len(failures)  # the unreadable ones too
+    from .._jit import announce_compile
+
+    announce_compile("segment", quiet=args.quiet)
     with cluster(args) as client:
         predicted = None
         if client is not None:

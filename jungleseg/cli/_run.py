@@ -48,9 +48,9 @@ def stop_if_interrupted(done: str = "nothing was written") -> None:
 
 def progress(args, total, desc):
     """A progress bar on standard error, hidden by ``--quiet``; it leaves no line behind."""
-    from tqdm import tqdm
+    from .._progress import progress_bar
 
-    return tqdm(total=total, desc=desc, disable=args.quiet, leave=False)
+    return progress_bar(total=total, desc=desc, disable=args.quiet)
 
 
 def say(args, text: str) -> None:

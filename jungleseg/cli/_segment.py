@@ -60,6 +60,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
                 if problem is not None:
                     error(naming(path, ValueError(problem)))
                 failed, pixels = failed + (problem is not None), pixels + n
+    if client is None:
+        from .._jit import announce_compile
+
+        announce_compile("segment", quiet=args.quiet)
     bar = progress(args, len(targets) if client is None else 0, "segmenting")
     local, segmented = (targets if client is None else []), 0
     try:

@@ -140,6 +140,9 @@ def cmd_train(args: argparse.Namespace) -> int:
         split = load_benchmark(dataset, "train", args.data, args.n)
     check_training_memory(estimator, split, limit)
     stop_if_interrupted()
+    from .._jit import announce_compile
+
+    announce_compile("train", quiet=args.quiet)
     with cluster(args) as client:
         seconds = train_model(estimator, split, args, client)
     path = save_or_rescue(with_metadata(estimator, split, dataset), Path(out))

@@ -19,12 +19,9 @@ growth with LSearch, traversal, the trained model and the tabular estimator.
 """
 from ._assembly import NodeRecords, prune
 from ._baselines import GROWTHS
-from ._classes import MAX_DEPTH, SEARCHES, JungleBase, JungleClassifier
 from ._criterion import CRITERIA, impurity, split_gain
 from ._dag import DAG, ModelError
 from ._entries import Entries
-from ._grow import GrowParams, GrowStats
-from ._growth import grow
 from ._model import Jungle
 from ._schedules import SCHEDULES, level_width, level_widths
 
@@ -32,3 +29,16 @@ __all__ = ["CRITERIA", "DAG", "Entries", "GROWTHS", "GrowParams", "GrowStats", "
            "JungleBase", "JungleClassifier", "MAX_DEPTH", "ModelError", "NodeRecords",
            "SCHEDULES", "SEARCHES", "grow", "impurity", "level_width", "level_widths", "prune",
            "split_gain"]
+
+_LAZY = {**{name: "._classes" for name in ("MAX_DEPTH", "SEARCHES", "JungleBase",
+                                           "JungleClassifier")},
+         **{name: "._grow" for name in ("GrowParams", "GrowStats")}, "grow": "._growth"}
+
+
+def __getattr__(name: str):
+    # the estimators import scikit-learn (seconds), the trainer its kernels: when asked for
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

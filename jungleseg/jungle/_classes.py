@@ -15,7 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Integral, Interval, Real, RealNotInt, StrOptions
+from .._validation import Integral, Interval, Real, RealNotInt, StrOptions, register_with_sklearn
 from ..features import Samples, TabularFeatures
 from ..features._bins import fit_cuts, quantise, raw_thresholds
 from ._criterion import CRITERIA, criterion_code
@@ -23,8 +23,10 @@ from ._baselines import GROWTHS
 from ._entries import bootstrap, every_sample
 from ._grow import GrowParams
 from ._growth import grow
-from ._model import Jungle
+from ._model import PRIOR_POWER, Jungle
 from ._schedules import SCHEDULES
+
+register_with_sklearn()
 
 SEARCHES = ("lsearch", "lsearch-stochastic", "clustersearch", "clustersearch-alternating")
 #: The deepest level a DAG may grow to; ``max_depth=None`` grows this far at most.
@@ -47,7 +49,7 @@ class JungleBase(BaseEstimator):
         "search": [StrOptions(SEARCHES)],
         "growth": [StrOptions(GROWTHS)],
         "max_nodes": [Interval(Integral, 1, None, closed="left"), None],
-        "prior_power": [Interval(Real, 0, 1, closed="both")],
+        "prior_power": PRIOR_POWER,
         "random_state": ["random_state"],
     }
 

@@ -9,10 +9,10 @@ entries in batches, grouped by node for counting. Every parallel loop here claim
 (:mod:`jungleseg._workers`), and tasks write disjoint outputs.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._rng import derive, next_below
-from .._workers import TASKS_PER_WORKER, claim
+from .._workers import TASKS_PER_WORKER, claim, run_workers
 from ..features._kernels import (KIND_BOX_ABSDIFF, KIND_DEPTH, KIND_VALUE, at_sample,
                                  colour_responses, depth_responses, drawn_depth_responses,
                                  response_rows)
@@ -82,7 +82,6 @@ def draw_subsamples(big_rows, size, n_drawn, seed, dags, positions, level, n_sub
                     pos_off, pair_off, pair_start, pair_dest, n_workers)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def subsample_starts(big_rows, size, first, node_size, n_drawn, seed, dags, positions, level,
                      n_sub, pos_off, pair_start, n_workers):
     """How many of its node's subsample draws (of all candidates) fall on each entry of
@@ -90,55 +89,67 @@ def subsample_starts(big_rows, size, first, node_size, n_drawn, seed, dags, posi
     holds ``node_size[i]`` entries (a whole node, or a shard's part of it, see
     :mod:`._sharded`); cumulated, so that window entry q's draws are ``pair_start[pos_off
     + q]`` to ``pair_start[pos_off + q + 1]``."""
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            t = claim(counter)
-            if t >= big_rows.shape[0]:
-                break
-            i = big_rows[t]
-            sz = size[i]
-            starts = pair_start[pos_off[i]:pos_off[i] + sz + 1]
-            starts[:] = 0
-            for k in range(n_drawn[i]):
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                for _r in range(n_sub):
-                    state, j = next_below(state, node_size[i])
-                    if first[i] <= j < first[i] + sz:
-                        starts[j - first[i] + 1] += 1
-            for q in range(sz):
-                starts[q + 1] += starts[q]
+    run_workers(_subsample_starts_worker, n_workers, big_rows, size, first, node_size, n_drawn,
+                seed, dags, positions, level, n_sub, pos_off, pair_start, n_workers)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
+def _subsample_starts_worker(big_rows, size, first, node_size, n_drawn, seed, dags, positions,
+                             level, n_sub, pos_off, pair_start, n_workers, counter):
+    """One worker of :func:`subsample_starts`: claims tasks from ``counter``."""
+    while True:
+        t = claim(counter)
+        if t >= big_rows.shape[0]:
+            break
+        i = big_rows[t]
+        sz = size[i]
+        starts = pair_start[pos_off[i]:pos_off[i] + sz + 1]
+        starts[:] = 0
+        for k in range(n_drawn[i]):
+            state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+            for _r in range(n_sub):
+                state, j = next_below(state, node_size[i])
+                if first[i] <= j < first[i] + sz:
+                    starts[j - first[i] + 1] += 1
+        for q in range(sz):
+            starts[q + 1] += starts[q]
+
+
 def subsample_dests(big_rows, size, first, node_size, n_drawn, seed, dags, positions, level,
                     n_sub, pos_off, pair_off, pair_start, pair_dest, n_workers):
     """Which (candidate k, draw r) each draw of a window (:func:`subsample_starts`) is,
     ``k * n_sub + r``, grouped by entry: ``pair_dest[pair_off[i] + p]`` for node row i's
     p-th draw."""
-    counter = np.zeros(1, np.int64)
+    run_workers(_subsample_dests_worker, n_workers, big_rows, size, first, node_size, n_drawn,
+                seed, dags, positions, level, n_sub, pos_off, pair_off, pair_start, pair_dest,
+                n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _subsample_dests_worker(big_rows, size, first, node_size, n_drawn, seed, dags, positions,
+                            level, n_sub, pos_off, pair_off, pair_start, pair_dest, n_workers,
+                            counter):
+    """One worker of :func:`subsample_dests`: claims tasks from ``counter``."""
     largest = 0
     for t in range(big_rows.shape[0]):
         largest = max(largest, size[big_rows[t]])
-    for _ in prange(n_workers):
-        cursor = np.empty(largest, np.int64)
-        while True:
-            t = claim(counter)
-            if t >= big_rows.shape[0]:
-                break
-            i = big_rows[t]
-            sz = size[i]
-            cursor[:sz] = pair_start[pos_off[i]:pos_off[i] + sz]
-            for k in range(n_drawn[i]):
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                for r in range(n_sub):
-                    state, j = next_below(state, node_size[i])
-                    if first[i] <= j < first[i] + sz:
-                        pair_dest[pair_off[i] + cursor[j - first[i]]] = k * n_sub + r
-                        cursor[j - first[i]] += 1
+    cursor = np.empty(largest, np.int64)
+    while True:
+        t = claim(counter)
+        if t >= big_rows.shape[0]:
+            break
+        i = big_rows[t]
+        sz = size[i]
+        cursor[:sz] = pair_start[pos_off[i]:pos_off[i] + sz]
+        for k in range(n_drawn[i]):
+            state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+            for r in range(n_sub):
+                state, j = next_below(state, node_size[i])
+                if first[i] <= j < first[i] + sz:
+                    pair_dest[pair_off[i] + cursor[j - first[i]]] = k * n_sub + r
+                    cursor[j - first[i]] += 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_off, pair_off,
                          pair_start, pair_dest, shift, entry_sample, s_image, s_row, s_col, store,
                          unclamped, kinds, params, values, n_workers):
@@ -146,49 +157,58 @@ def evaluate_subsamples(entries, rows, pos, bounds, big, n_drawn, val_off, pos_o
     a small node's entry q writes all its candidates at ``val_off + q * n_drawn``, a large
     node's entry its drawn pairs at ``val_off + pair``. Candidate k of node row i has
     parameters ``params[i * n_candidates + k]``."""
+    run_workers(_evaluate_subsamples_worker, n_workers, entries, rows, pos, bounds, big,
+                n_drawn, val_off, pos_off, pair_off, pair_start, pair_dest, shift, entry_sample,
+                s_image, s_row, s_col, store, unclamped, kinds, params, values, n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_subsamples_worker(entries, rows, pos, bounds, big, n_drawn, val_off, pos_off,
+                                pair_off, pair_start, pair_dest, shift, entry_sample, s_image,
+                                s_row, s_col, store, unclamped, kinds, params, values,
+                                n_workers, counter):
+    """One worker of :func:`evaluate_subsamples`: claims tasks from ``counter``."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     every = np.arange(kinds.shape[1])
-    counter = np.zeros(1, np.int64)
     widest = kinds.shape[1]  # most responses of one entry: the scratch's size
     for x in range(entries.shape[0]):
         if big[rows[x]]:
             at = pos_off[rows[x]] + pos[x]
             widest = max(widest, pair_start[at + 1] - pair_start[at])
-    for _ in prange(n_workers):
-        scratch = np.empty(4 * widest, np.int64)
-        gathered = np.empty(4 * widest, np.float32)
-        while True:
-            task = claim(counter)
-            if task >= bounds.shape[0] - 1:
-                break
-            for x in range(bounds[task], bounds[task + 1]):
-                i = rows[x]
-                q = pos[x]
-                first = last = 0
-                if big[i]:
-                    first = pair_off[i] + pair_start[pos_off[i] + q]
-                    last = pair_off[i] + pair_start[pos_off[i] + q + 1]
-                    if first == last:
-                        continue  # none of its node's draws fell on this entry
-                s = entry_sample[entries[x]]
-                at = at_sample(store, s_image[s], s_row[s], s_col[s])
-                if big[i]:
-                    drawn = pair_dest[first:last]
-                    at_value = val_off[i] + first - pair_off[i]
-                    if kinds[i, 0] == KIND_DEPTH:
-                        drawn_depth_responses(params, i * kinds.shape[1], drawn, shift, pixels,
-                                              at, values, at_value, scratch, gathered)
-                    elif KIND_VALUE <= kinds[i, 0] <= KIND_BOX_ABSDIFF:
-                        colour_responses(kinds, params, i, drawn, shift, pixels, integral,
-                                         integral_offset, at, unclamped, values, at_value,
-                                         scratch)
-                    else:
-                        response_rows(kinds, params, i, drawn, shift, pixels, integral,
-                                      integral_offset, at, unclamped, values, at_value)
+    scratch = np.empty(4 * widest, np.int64)
+    gathered = np.empty(4 * widest, np.float32)
+    while True:
+        task = claim(counter)
+        if task >= bounds.shape[0] - 1:
+            break
+        for x in range(bounds[task], bounds[task + 1]):
+            i = rows[x]
+            q = pos[x]
+            first = last = 0
+            if big[i]:
+                first = pair_off[i] + pair_start[pos_off[i] + q]
+                last = pair_off[i] + pair_start[pos_off[i] + q + 1]
+                if first == last:
+                    continue  # none of its node's draws fell on this entry
+            s = entry_sample[entries[x]]
+            at = at_sample(store, s_image[s], s_row[s], s_col[s])
+            if big[i]:
+                drawn = pair_dest[first:last]
+                at_value = val_off[i] + first - pair_off[i]
+                if kinds[i, 0] == KIND_DEPTH:
+                    drawn_depth_responses(params, i * kinds.shape[1], drawn, shift, pixels,
+                                          at, values, at_value, scratch, gathered)
+                elif KIND_VALUE <= kinds[i, 0] <= KIND_BOX_ABSDIFF:
+                    colour_responses(kinds, params, i, drawn, shift, pixels, integral,
+                                     integral_offset, at, unclamped, values, at_value,
+                                     scratch)
                 else:
-                    _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
-                                    integral_offset, at, unclamped, values,
-                                    val_off[i] + q * n_drawn[i], scratch)
+                    response_rows(kinds, params, i, drawn, shift, pixels, integral,
+                                  integral_offset, at, unclamped, values, at_value)
+            else:
+                _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
+                                integral_offset, at, unclamped, values,
+                                val_off[i] + q * n_drawn[i], scratch)
 
 
 @njit(cache=True, inline="always")
@@ -233,26 +253,33 @@ def batch_slots(batch, rows, big_rows, row_rank):
     return slots, slot_of, slot_start
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def evaluate_batch(batch, slot_of, entries, rows, n_drawn, stride, entry_sample, s_image,
                     s_row, s_col, store, unclamped, kinds, params, buffer, n_workers):
     """Pass 2 evaluation, in visit order: every candidate of each batch entry, written at
     ``buffer[slot * stride:]``."""
+    run_workers(_evaluate_batch_worker, n_workers, batch, slot_of, entries, rows, n_drawn,
+                stride, entry_sample, s_image, s_row, s_col, store, unclamped, kinds, params,
+                buffer, n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _evaluate_batch_worker(batch, slot_of, entries, rows, n_drawn, stride, entry_sample,
+                           s_image, s_row, s_col, store, unclamped, kinds, params, buffer,
+                           n_workers, counter):
+    """One worker of :func:`evaluate_batch`: claims tasks from ``counter``."""
     pixels, _, _, _, _, _, integral, integral_offset = store
     every = np.arange(kinds.shape[1])
-    counter = np.zeros(1, np.int64)
     n = batch.shape[0]
     n_tasks = min(n, n_workers * TASKS_PER_WORKER)
-    for _ in prange(n_workers):
-        scratch = np.empty(4 * kinds.shape[1], np.int64)
-        while True:
-            task = claim(counter)
-            if task >= n_tasks:
-                break
-            for y in range(task * n // n_tasks, (task + 1) * n // n_tasks):
-                x = batch[y]
-                i = rows[x]
-                s = entry_sample[entries[x]]
-                _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
-                                integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
-                                unclamped, buffer, slot_of[y] * stride, scratch)
+    scratch = np.empty(4 * kinds.shape[1], np.int64)
+    while True:
+        task = claim(counter)
+        if task >= n_tasks:
+            break
+        for y in range(task * n // n_tasks, (task + 1) * n // n_tasks):
+            x = batch[y]
+            i = rows[x]
+            s = entry_sample[entries[x]]
+            _every_response(kinds, params, i, n_drawn[i], every, pixels, integral,
+                            integral_offset, at_sample(store, s_image[s], s_row[s], s_col[s]),
+                            unclamped, buffer, slot_of[y] * stride, scratch)

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._rng import derive
-from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
+from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
 from ..features._kernels import at_sample, draw_candidates, response_at
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import node_costs
@@ -155,32 +155,31 @@ def group_by_node(entry_node, n_nodes):
     return order, start
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def node_histograms(order, start, entry_sample, entry_weight, label, n_classes):
     """Weighted class histogram of every node."""
     n_nodes = start.shape[0] - 1
     hist = np.zeros((n_nodes, n_classes), np.int64)
-    for i in prange(n_nodes):
+    for i in range(n_nodes):
         for q in range(start[i], start[i + 1]):
             e = order[q]
             hist[i, label[entry_sample[e]]] += entry_weight[e]
     return hist
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def draw_all(spec, seed, dags, positions, level, n_candidates, n_params):
     """Candidate features of every splittable node, each from its own stream."""
     n = dags.shape[0]
     kinds = np.zeros((n, n_candidates), np.uint8)
     params = np.zeros((n, n_candidates, n_params), np.float32)
     n_drawn = np.zeros(n, np.int64)
-    for i in prange(n):
+    for i in range(n):
         state = derive(seed, dags[i], level, positions[i], _DRAW_STREAM << 32)
         n_drawn[i] = draw_candidates(spec, state, kinds[i], params[i])
     return kinds, params, n_drawn
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped, kind,
           params, threshold, left, right, n_workers):
     """Send each entry of a split node (``node_row[node]``: its row in the split arrays, -1
@@ -189,28 +188,35 @@ def route(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, uncl
     on its own response only. Also returns each routed entry's response (NaN for others),
     from which :func:`._spread.node_spread` measures each split node's spread, and NaN
     for those :func:`._spread.counts_in_spread` leaves out of it."""
-    pixels, _, _, _, _, _, integral, integral_offset = store
     n = entry_node.shape[0]
     new_node = np.full(n, -1, np.int64)
     response = np.full(n, np.nan, np.float32)
-    n_tasks = min(n, n_workers * TASKS_PER_WORKER)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            task = claim(counter)
-            if task >= n_tasks:
-                break
-            for e in range(task * n // n_tasks, (task + 1) * n // n_tasks):
-                if entry_node[e] < 0 or node_row[entry_node[e]] < 0:
-                    continue
-                i = node_row[entry_node[e]]
-                s = entry_sample[e]
-                v = response_at(kind[i], params, i, pixels, integral, integral_offset,
-                                at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
-                new_node[e] = left[i] if v < threshold[i] else right[i]
-                if counts_in_spread(kind[i], v, threshold[i]):
-                    response[e] = v
+    run_workers(_route_worker, n_workers, entry_node, node_row, entry_sample, s_image, s_row,
+                s_col, store, unclamped, kind, params, threshold, left, right,
+                min(n, n_workers * TASKS_PER_WORKER), new_node, response)
     return new_node, response
+
+
+@njit(cache=True, nogil=True)
+def _route_worker(entry_node, node_row, entry_sample, s_image, s_row, s_col, store, unclamped,
+                  kind, params, threshold, left, right, n_tasks, new_node, response, counter):
+    """One worker of :func:`route`: claims ranges of entries from ``counter``."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    n = entry_node.shape[0]
+    while True:
+        task = claim(counter)
+        if task >= n_tasks:
+            break
+        for e in range(task * n // n_tasks, (task + 1) * n // n_tasks):
+            if entry_node[e] < 0 or node_row[entry_node[e]] < 0:
+                continue
+            i = node_row[entry_node[e]]
+            s = entry_sample[e]
+            v = response_at(kind[i], params, i, pixels, integral, integral_offset,
+                            at_sample(store, s_image[s], s_row[s], s_col[s]), unclamped)
+            new_node[e] = left[i] if v < threshold[i] else right[i]
+            if counts_in_spread(kind[i], v, threshold[i]):
+                response[e] = v
 
 
 def _best_splits(tr: _Training, stats: GrowStats, nodes, dags, positions, depth: int,

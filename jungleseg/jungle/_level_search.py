@@ -1,10 +1,10 @@
 """Optimising a merging level of every DAG at once: LSearch (``_lsearch``) or ClusterSearch
 (``_clustersearch``) per DAG, one DAG per parallel task."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._rng import derive
-from .._workers import claim
+from .._workers import claim, run_workers
 from ._clustersearch import clustersearch
 from ._lsearch import lsearch
 
@@ -14,7 +14,6 @@ METHODS = {"lsearch": 0, "lsearch-stochastic": 1, "clustersearch": 2,
            "clustersearch-alternating": 3}
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k, best_t,
                    budget, method, exact_moves, seed, level, phi_table, criterion, n_workers):
     """Splits and edges of one level of every DAG, one DAG per task, claimed by
@@ -31,16 +30,24 @@ def optimise_level(dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
     l = np.empty(n, np.int64)
     r = np.empty(n, np.int64)
     energy = np.zeros(dag_start.shape[0] - 1)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        while True:
-            g = claim(counter)
-            if g >= dag_start.shape[0] - 1:
-                break
-            _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
-                          best_t, budget, method, exact_moves, seed, level, phi_table,
-                          criterion, k, t, l, r, energy)
+    run_workers(_optimise_level_worker, n_workers, dag_start, dags, n_children, table, wl,
+                tree_cost, P, best_k, best_t, budget, method, exact_moves, seed, level,
+                phi_table, criterion, k, t, l, r, energy)
     return k, t, l, r, energy
+
+
+@njit(cache=True, nogil=True)
+def _optimise_level_worker(dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
+                           best_t, budget, method, exact_moves, seed, level, phi_table,
+                           criterion, k, t, l, r, energy, counter):
+    """One worker of :func:`optimise_level`: claims DAGs from ``counter``."""
+    while True:
+        g = claim(counter)
+        if g >= dag_start.shape[0] - 1:
+            break
+        _optimise_dag(g, dag_start, dags, n_children, table, wl, tree_cost, P, best_k,
+                      best_t, budget, method, exact_moves, seed, level, phi_table,
+                      criterion, k, t, l, r, energy)
 
 
 @njit(cache=True)

@@ -7,6 +7,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import Interval, Real
 from ..features import FeatureFamily, ImageStore, Samples
 from ._dag import DAG, ModelError
 import numba
@@ -14,6 +15,11 @@ import numba
 from .._workers import threads, workers_for
 from ._predict import (CLAMPED, DEPTH_STEPS, POINT_STEPS, predict_pixels, predict_proba,
                        weighted_argmax)
+
+
+#: Allowed values of ``prior_power``: a training parameter, stored in the model and
+#: read at inference.
+PRIOR_POWER = [Interval(Real, 0, 1, closed="both")]
 
 
 @dataclass(eq=False)

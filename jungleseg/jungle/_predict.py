@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit, prange
 
-from .._workers import TASKS_PER_WORKER, claim
+from .._workers import TASKS_PER_WORKER, claim, run_workers
 from ..features._kernels import (at_sample, depth_step_responses, point_probe_steps,
                                  point_response, response_rows)
 
@@ -95,7 +95,6 @@ def _emit(child, share, j, soft, group, n_next, slot, nxt_pix, nxt_node, nxt_w):
     return n_next + 1
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right, leaf_value,
                    spread, widest, store, image, index, mode, soft, epsilon, label_weight,
                    proba, labels, n_workers):
@@ -141,6 +140,18 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     probe indices are unsigned, so that Numba skips its negative-index wraparound test on
     every read.
     """
+    return sum(run_workers(_predict_pixels_worker, n_workers, node_start, leaf_start, kind,
+                           params, threshold, left, right, leaf_value, spread, widest, store,
+                           image, index, mode, soft, epsilon, label_weight, proba, labels,
+                           n_workers))
+
+
+@njit(cache=True, nogil=True)
+def _predict_pixels_worker(node_start, leaf_start, kind, params, threshold, left, right,
+                           leaf_value, spread, widest, store, image, index, mode, soft, epsilon,
+                           label_weight, proba, labels, n_workers, counter):
+    """One worker of :func:`predict_pixels`: claims blocks of pixels from ``counter``;
+    returns the split nodes it evaluated."""
     _, origin, _, width, stride, _, _, _ = store
     w = width[image]
     n_steps = kind.shape[0] if mode == POINT_STEPS else 0  # other modes need no steps
@@ -164,99 +175,97 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
                 np.float32(0.0)
     largest = np.max(node_start[1:] - node_start[:-1]) if soft > 0 else 1
     visits = np.zeros(n_blocks, np.int64)  # per block: no shared counter
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        at_pixel = np.empty(block, np.int64)
-        acc = np.empty((block, n_classes), np.float32)
-        one = np.zeros(1, np.int64)
-        pixel_row = np.empty(block, np.int64)
-        pixel_col = np.empty(block, np.int64)
-        ent_at = np.empty(block * per_pixel, np.int64)
-        ent_i = np.empty(block * per_pixel, np.uint64)
-        ent_split = np.empty(block * per_pixel, np.bool_)
-        ent_v = np.empty(block * per_pixel, np.float32)
-        rows = np.empty(4 * block * per_pixel, np.float32)
-        depths = np.empty(4 * block * per_pixel, np.float32)
-        offsets = np.empty(4 * block * per_pixel, np.int64)
-        ent_pix = np.empty((2, block * per_pixel), np.int64)
-        ent_node = np.empty((2, block * per_pixel), np.uint64)
-        ent_w = np.empty((2, block * per_pixel), np.float32)
-        slot = np.full(largest, -1, np.int64)
-        while True:
-            task = claim(counter)
-            if task >= n_blocks:
-                break
-            lo = task * block
-            m = min(block, n - lo)
+    at_pixel = np.empty(block, np.int64)
+    acc = np.empty((block, n_classes), np.float32)
+    one = np.zeros(1, np.int64)
+    pixel_row = np.empty(block, np.int64)
+    pixel_col = np.empty(block, np.int64)
+    ent_at = np.empty(block * per_pixel, np.int64)
+    ent_i = np.empty(block * per_pixel, np.uint64)
+    ent_split = np.empty(block * per_pixel, np.bool_)
+    ent_v = np.empty(block * per_pixel, np.float32)
+    rows = np.empty(4 * block * per_pixel, np.float32)
+    depths = np.empty(4 * block * per_pixel, np.float32)
+    offsets = np.empty(4 * block * per_pixel, np.int64)
+    ent_pix = np.empty((2, block * per_pixel), np.int64)
+    ent_node = np.empty((2, block * per_pixel), np.uint64)
+    ent_w = np.empty((2, block * per_pixel), np.float32)
+    slot = np.full(largest, -1, np.int64)
+    while True:
+        task = claim(counter)
+        if task >= n_blocks:
+            break
+        lo = task * block
+        m = min(block, n - lo)
+        for j in range(m):
+            pixel_row[j] = index[lo + j] // w
+            pixel_col[j] = index[lo + j] % w
+            at_pixel[j] = origin[image] + pixel_row[j] * stride[image] + pixel_col[j]
+        acc[:m] = 0
+        count = 0
+        for g in range(node_start.shape[0] - 1):
+            base = np.uint64(node_start[g])
             for j in range(m):
-                pixel_row[j] = index[lo + j] // w
-                pixel_col[j] = index[lo + j] % w
-                at_pixel[j] = origin[image] + pixel_row[j] * stride[image] + pixel_col[j]
-            acc[:m] = 0
-            count = 0
-            for g in range(node_start.shape[0] - 1):
-                base = np.uint64(node_start[g])
-                for j in range(m):
-                    ent_pix[0, j] = j
-                    ent_node[0, j] = 0
-                    ent_w[0, j] = 1.0
-                side = 0
-                n_cur = m
-                while n_cur > 0:
-                    cur_pix, cur_node, cur_w = ent_pix[side], ent_node[side], ent_w[side]
-                    nxt_pix, nxt_node, nxt_w = ent_pix[1 - side], ent_node[1 - side], \
-                        ent_w[1 - side]
-                    for e in range(n_cur):
-                        ent_i[e] = base + cur_node[e]
-                        ent_split[e] = left[ent_i[e]] >= 0
-                        ent_at[e] = at_pixel[cur_pix[e]]
-                    _frontier_responses(mode, ent_i, ent_split, ent_at, cur_pix, n_cur, kind,
-                                        kind2d, params, first, second, store, image,
-                                        pixel_row, pixel_col, one, ent_v, rows, depths,
-                                        offsets)
-                    n_next = 0
-                    group = 0
-                    last = -1
-                    for e in range(n_cur):
-                        j = cur_pix[e]
-                        if j != last:
-                            group = n_next
-                            last = j
-                        i = ent_i[e]
-                        share = cur_w[e]
-                        if not ent_split[e]:
-                            leaf = leaf_start[g] - 1 - left[i]
-                            for c in range(n_classes):
-                                acc[j, c] += share * leaf_value[leaf, c]
-                            continue
-                        v = ent_v[e]
-                        count += 1
-                        go_left = v < threshold[i]
-                        if soft > 0:
-                            t = soft32 * spread[i]
-                            off = abs(v - threshold[i])
-                            if t > 0 and off > 0 and off < t * saturated:
-                                minor = share / (np.float32(1.0) + np.exp(off / t))
-                                if minor > eps32:
-                                    other = right[i] if go_left else left[i]
-                                    n_next = _emit(np.uint64(other), minor, j, soft, group,
-                                                   n_next, slot, nxt_pix, nxt_node, nxt_w)
-                                    share -= minor
-                        n_next = _emit(np.uint64(left[i] if go_left else right[i]), share, j, soft,
-                                       group, n_next, slot, nxt_pix, nxt_node, nxt_w)
-                    side = 1 - side
-                    n_cur = n_next
-            visits[task] = count
-            for j in range(m):
-                best = 0
+                ent_pix[0, j] = j
+                ent_node[0, j] = 0
+                ent_w[0, j] = 1.0
+            side = 0
+            n_cur = m
+            while n_cur > 0:
+                cur_pix, cur_node, cur_w = ent_pix[side], ent_node[side], ent_w[side]
+                nxt_pix, nxt_node, nxt_w = ent_pix[1 - side], ent_node[1 - side], \
+                    ent_w[1 - side]
+                for e in range(n_cur):
+                    ent_i[e] = base + cur_node[e]
+                    ent_split[e] = left[ent_i[e]] >= 0
+                    ent_at[e] = at_pixel[cur_pix[e]]
+                _frontier_responses(mode, ent_i, ent_split, ent_at, cur_pix, n_cur, kind,
+                                    kind2d, params, first, second, store, image,
+                                    pixel_row, pixel_col, one, ent_v, rows, depths,
+                                    offsets)
+                n_next = 0
+                group = 0
+                last = -1
+                for e in range(n_cur):
+                    j = cur_pix[e]
+                    if j != last:
+                        group = n_next
+                        last = j
+                    i = ent_i[e]
+                    share = cur_w[e]
+                    if not ent_split[e]:
+                        leaf = leaf_start[g] - 1 - left[i]
+                        for c in range(n_classes):
+                            acc[j, c] += share * leaf_value[leaf, c]
+                        continue
+                    v = ent_v[e]
+                    count += 1
+                    go_left = v < threshold[i]
+                    if soft > 0:
+                        t = soft32 * spread[i]
+                        off = abs(v - threshold[i])
+                        if t > 0 and off > 0 and off < t * saturated:
+                            minor = share / (np.float32(1.0) + np.exp(off / t))
+                            if minor > eps32:
+                                other = right[i] if go_left else left[i]
+                                n_next = _emit(np.uint64(other), minor, j, soft, group,
+                                               n_next, slot, nxt_pix, nxt_node, nxt_w)
+                                share -= minor
+                    n_next = _emit(np.uint64(left[i] if go_left else right[i]), share, j, soft,
+                                   group, n_next, slot, nxt_pix, nxt_node, nxt_w)
+                side = 1 - side
+                n_cur = n_next
+        visits[task] = count
+        for j in range(m):
+            best = 0
+            for c in range(n_classes):
+                acc[j, c] *= scale
+                if acc[j, c] * label_weight[c] > acc[j, best] * label_weight[best]:
+                    best = c
+            labels[lo + j] = best
+            if write_proba:
                 for c in range(n_classes):
-                    acc[j, c] *= scale
-                    if acc[j, c] * label_weight[c] > acc[j, best] * label_weight[best]:
-                        best = c
-                labels[lo + j] = best
-                if write_proba:
-                    for c in range(n_classes):
-                        proba[index[lo + j], c] = acc[j, c]
+                    proba[index[lo + j], c] = acc[j, c]
     return visits.sum()
 
 

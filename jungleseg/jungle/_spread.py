@@ -4,7 +4,7 @@ response; the sums here run in entry order, and a data-parallel fit continues th
 after shard (:mod:`._sharded`), so the spread does not depend on the thread count or on the
 sharding."""
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..features._kernels import DEPTH_FAR, KIND_DEPTH
 
@@ -26,13 +26,13 @@ def counts_in_spread(kind, v, threshold):
     return kind != KIND_DEPTH or depth_regime(v) == depth_regime(threshold)
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def spread_sums(order, start, nodes, response, entry_weight, w, total):
     """Add the weights and weighted training responses of each of ``nodes``' entries
     (global ids into ``start``), in entry order, to ``w`` and ``total``, leaving out NaN
     responses (those :func:`counts_in_spread` leaves out): a shard of the data continues
     the sums where the shard before it left them (:mod:`._sharded`)."""
-    for q in prange(nodes.shape[0]):
+    for q in range(nodes.shape[0]):
         i = nodes[q]
         for a in range(start[i], start[i + 1]):
             e = order[a]
@@ -42,12 +42,12 @@ def spread_sums(order, start, nodes, response, entry_weight, w, total):
             total[q] += entry_weight[e] * float(response[e])
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def spread_squares(order, start, nodes, response, entry_weight, mean, square):
     """Add the weighted squared deviations of each of ``nodes``' training responses (but
     NaN ones) from ``mean``, in entry order, to ``square`` (continued from shard to shard
     like :func:`spread_sums`)."""
-    for q in prange(nodes.shape[0]):
+    for q in range(nodes.shape[0]):
         i = nodes[q]
         for a in range(start[i], start[i + 1]):
             e = order[a]

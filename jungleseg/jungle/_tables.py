@@ -30,10 +30,10 @@ order, the batching or the thread count.
 """
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .._rng import advance, derive, next_uniform
-from .._workers import TASKS_PER_WORKER, claim, threads, workers_for
+from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
 from ._criterion import g_of, phi
 from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
                           evaluate_subsamples, split_by_cost, wave_entries)
@@ -210,7 +210,6 @@ def _class_base(layout, c, classes):
     return offset + (classes[c] if full else c) * sc
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, pair_dest,
                 values, seed, dags, positions, level, count, order, entry_sample,
                 entry_weight, label, P, thresholds, n_thr, counts, count_off, keep_table, table,
@@ -222,144 +221,171 @@ def _thresholds(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off, 
     nodes get zero counts for pass 2; without, only thresholds are drawn (a data-parallel
     driver, :mod:`._sharded`, whose shards count: the arguments after ``count`` but the
     thresholds are then not read)."""
+    run_workers(_thresholds_worker, n_workers, a, b, active, big, lo, size, n_drawn, n_sub,
+                val_off, pair_off, pair_dest, values, seed, dags, positions, level, count,
+                order, entry_sample, entry_weight, label, P, thresholds, n_thr, counts,
+                count_off, keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
+                phi_table, criterion, n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _thresholds_worker(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pair_off,
+                       pair_dest, values, seed, dags, positions, level, count, order,
+                       entry_sample, entry_weight, label, P, thresholds, n_thr, counts,
+                       count_off, keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
+                       phi_table, criterion, n_workers, counter):
+    """One worker of :func:`_thresholds`: claims tasks from ``counter``."""
     n_cand = thresholds.shape[1]
     n_t = thresholds.shape[2]
     n_classes = P.shape[1]
     flat_table = table.reshape(-1)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        sub_buf = np.empty(n_cand * n_sub, np.float32)
-        keys = np.empty(n_sub, np.uint32)
-        spare = np.empty(n_sub, np.uint32)
-        digit_counts = np.empty(256, np.int64)
-        scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
-        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
-            n_classes, n_t)
-        by_threshold, bins = _count_scratch(n_cand, n_t)
-        while True:
-            task = claim(counter)
-            if task >= b - a:
-                break
-            i = a + task
-            if not active[i]:
-                continue
-            n_k = n_drawn[i]
-            sz = size[i]
-            m = n_sub if big[i] else sz
-            subs = sub_buf[:n_k * m]
-            if big[i]:  # back to draw order, as the draws made them
-                for p in range(pair_off[i], pair_off[i] + n_k * n_sub):
-                    subs[pair_dest[p]] = values[val_off[i] + p - pair_off[i]]
-            else:
-                for q in range(sz):
-                    for k in range(n_k):
-                        subs[k * m + q] = values[val_off[i] + q * n_k + k]
-            for k in range(n_k):
-                sub = subs[k * m:(k + 1) * m]
-                sort_float32(sub, keys, spare, digit_counts)
-                if sub[0] == sub[m - 1]:
-                    continue  # constant on the subsample: no useful threshold
-                state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
-                if big[i]:
-                    state = advance(state, n_sub)  # past the subsample draws
-                n_t_k = min(n_t, m - 1)
-                thr = thresholds[i, k, :n_t_k]
-                for tt in range(n_t_k):
-                    state, u = next_uniform(state)
-                    x = (tt + u) / n_t_k * (m - 1)
-                    j = min(int(x), m - 2)
-                    thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
-                insertion_sort(thr)
-                n_thr[i, k] = n_t_k
-            if not count:
-                continue
-            ns = _columns(P, i, column, classes)
-            if keep_table:
-                node_counts = flat_table
-                layout = _layout(i * n_cand * n_t * n_classes, n_k, n_t, n_classes, True)
-            elif big[i]:
-                node_counts = counts
-                layout = _layout(count_off[i], n_k, n_t, n_classes, False)
-            else:
-                node_counts = scratch
-                layout = _layout(0, n_k, n_t, n_classes, False)
-            if not keep_table:
-                node_counts[layout[0]:layout[0] + ns * n_k * n_t] = 0
-            if big[i]:
-                continue  # counted in pass 2
-            _by_threshold(thresholds, i, n_k, by_threshold)
+    sub_buf = np.empty(n_cand * n_sub, np.float32)
+    keys = np.empty(n_sub, np.uint32)
+    spare = np.empty(n_sub, np.uint32)
+    digit_counts = np.empty(256, np.int64)
+    scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
+    column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+        n_classes, n_t)
+    by_threshold, bins = _count_scratch(n_cand, n_t)
+    while True:
+        task = claim(counter)
+        if task >= b - a:
+            break
+        i = a + task
+        if not active[i]:
+            continue
+        n_k = n_drawn[i]
+        sz = size[i]
+        m = n_sub if big[i] else sz
+        subs = sub_buf[:n_k * m]
+        if big[i]:  # back to draw order, as the draws made them
+            for p in range(pair_off[i], pair_off[i] + n_k * n_sub):
+                subs[pair_dest[p]] = values[val_off[i] + p - pair_off[i]]
+        else:
             for q in range(sz):
-                e = order[lo[i] + q]
-                _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
-                    values, val_off[i] + q * n_k, entry_weight[e], bins)
-            _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
-                      wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
-                      costs_buf, min_leaf, phi_table, criterion)
+                for k in range(n_k):
+                    subs[k * m + q] = values[val_off[i] + q * n_k + k]
+        for k in range(n_k):
+            sub = subs[k * m:(k + 1) * m]
+            sort_float32(sub, keys, spare, digit_counts)
+            if sub[0] == sub[m - 1]:
+                continue  # constant on the subsample: no useful threshold
+            state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+            if big[i]:
+                state = advance(state, n_sub)  # past the subsample draws
+            n_t_k = min(n_t, m - 1)
+            thr = thresholds[i, k, :n_t_k]
+            for tt in range(n_t_k):
+                state, u = next_uniform(state)
+                x = (tt + u) / n_t_k * (m - 1)
+                j = min(int(x), m - 2)
+                thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
+            insertion_sort(thr)
+            n_thr[i, k] = n_t_k
+        if not count:
+            continue
+        ns = _columns(P, i, column, classes)
+        if keep_table:
+            node_counts = flat_table
+            layout = _layout(i * n_cand * n_t * n_classes, n_k, n_t, n_classes, True)
+        elif big[i]:
+            node_counts = counts
+            layout = _layout(count_off[i], n_k, n_t, n_classes, False)
+        else:
+            node_counts = scratch
+            layout = _layout(0, n_k, n_t, n_classes, False)
+        if not keep_table:
+            node_counts[layout[0]:layout[0] + ns * n_k * n_t] = 0
+        if big[i]:
+            continue  # counted in pass 2
+        _by_threshold(thresholds, i, n_k, by_threshold)
+        for q in range(sz):
+            e = order[lo[i] + q]
+            _count_sample(node_counts, layout, _class_base(layout, column[label[
+                entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
+                values, val_off[i] + q * n_k, entry_weight[e], bins)
+        _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table, table,
+                  wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
+                  costs_buf, min_leaf, phi_table, criterion)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def _count_batch(slots, slot_start, big_rows, entries, n_drawn, stride, buffer, thresholds,
                  n_thr, entry_sample, entry_weight, label, P, counts, count_off, last,
                  keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf, phi_table,
                  criterion, n_workers):
     """Pass 2 counting, node by node: bin and count the batch's responses; after the
     ``last`` batch, finalise the node."""
+    run_workers(_count_batch_worker, n_workers, slots, slot_start, big_rows, entries, n_drawn,
+                stride, buffer, thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
+                count_off, last, keep_table, table, wl, tree_cost, cand_t, cand_cost, min_leaf,
+                phi_table, criterion, n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _count_batch_worker(slots, slot_start, big_rows, entries, n_drawn, stride, buffer,
+                        thresholds, n_thr, entry_sample, entry_weight, label, P, counts,
+                        count_off, last, keep_table, table, wl, tree_cost, cand_t, cand_cost,
+                        min_leaf, phi_table, criterion, n_workers, counter):
+    """One worker of :func:`_count_batch`: claims tasks from ``counter``."""
     n_cand = thresholds.shape[1]
     n_t = thresholds.shape[2]
     n_classes = P.shape[1]
     flat_table = table.reshape(-1)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
-            n_classes, n_t)
-        by_threshold, bins = _count_scratch(n_cand, n_t)
-        while True:
-            t = claim(counter)
-            if t >= big_rows.shape[0]:
-                break
-            if slot_start[t] == slot_start[t + 1] and not last:
-                continue
-            i = big_rows[t]
-            n_k = n_drawn[i]
-            ns = _columns(P, i, column, classes)
-            node_counts = flat_table if keep_table else counts
-            layout = _layout(i * n_cand * n_t * n_classes if keep_table else count_off[i], n_k,
-                             n_t, n_classes, keep_table)
-            _by_threshold(thresholds, i, n_k, by_threshold)
-            for slot in range(slot_start[t], slot_start[t + 1]):
-                e = entries[slots[slot]]
-                _count_sample(node_counts, layout, _class_base(layout, column[label[
-                    entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
-                    buffer, slot * stride, entry_weight[e], bins)
-            if last:
-                _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
-                          table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,
-                          parent_buf, costs_buf, min_leaf, phi_table, criterion)
+    column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+        n_classes, n_t)
+    by_threshold, bins = _count_scratch(n_cand, n_t)
+    while True:
+        t = claim(counter)
+        if t >= big_rows.shape[0]:
+            break
+        if slot_start[t] == slot_start[t + 1] and not last:
+            continue
+        i = big_rows[t]
+        n_k = n_drawn[i]
+        ns = _columns(P, i, column, classes)
+        node_counts = flat_table if keep_table else counts
+        layout = _layout(i * n_cand * n_t * n_classes if keep_table else count_off[i], n_k,
+                         n_t, n_classes, keep_table)
+        _by_threshold(thresholds, i, n_k, by_threshold)
+        for slot in range(slot_start[t], slot_start[t + 1]):
+            e = entries[slots[slot]]
+            _count_sample(node_counts, layout, _class_base(layout, column[label[
+                entry_sample[e]]], classes), n_k, thresholds, by_threshold, n_thr, i,
+                buffer, slot * stride, entry_weight[e], bins)
+        if last:
+            _finalise(i, node_counts, layout, ns, classes, n_k, n_thr, P, keep_table,
+                      table, wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf,
+                      parent_buf, costs_buf, min_leaf, phi_table, criterion)
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def finalise_tables(counts, n_drawn, n_thr, P, keep_table, table, wl, tree_cost, cand_t,
                     cand_cost, min_leaf, phi_table, criterion, n_workers):
     """Best thresholds and costs of every node row from its bin counts ``counts[i, k, t,
     c]`` (as a data-parallel level sums them, :mod:`._sharded`); with ``keep_table``,
     ``table`` is ``counts``, cumulated in place into left histograms, with left weights
     and tree costs."""
+    run_workers(_finalise_tables_worker, n_workers, counts, n_drawn, n_thr, P, keep_table,
+                table, wl, tree_cost, cand_t, cand_cost, min_leaf, phi_table, criterion,
+                n_workers)
+
+
+@njit(cache=True, nogil=True)
+def _finalise_tables_worker(counts, n_drawn, n_thr, P, keep_table, table, wl, tree_cost, cand_t,
+                            cand_cost, min_leaf, phi_table, criterion, n_workers, counter):
+    """One worker of :func:`finalise_tables`: claims tasks from ``counter``."""
     n_cand, n_t, n_classes = counts.shape[1], counts.shape[2], counts.shape[3]
     flat = counts.reshape(-1)
-    counter = np.zeros(1, np.int64)
-    for _ in prange(n_workers):
-        column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
-            n_classes, n_t)
-        while True:
-            i = claim(counter)
-            if i >= counts.shape[0]:
-                break
-            ns = _columns(P, i, column, classes)
-            layout = _layout(i * n_cand * n_t * n_classes, n_drawn[i], n_t, n_classes, True)
-            _finalise(i, flat, layout, ns, classes, n_drawn[i], n_thr, P, keep_table, table,
-                      wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
-                      costs_buf, min_leaf, phi_table, criterion)
+    column, classes, left_buf, w_left_buf, parent_buf, costs_buf = _finalise_scratch(
+        n_classes, n_t)
+    while True:
+        i = claim(counter)
+        if i >= counts.shape[0]:
+            break
+        ns = _columns(P, i, column, classes)
+        layout = _layout(i * n_cand * n_t * n_classes, n_drawn[i], n_t, n_classes, True)
+        _finalise(i, flat, layout, ns, classes, n_drawn[i], n_thr, P, keep_table, table,
+                  wl, tree_cost, cand_t, cand_cost, left_buf, w_left_buf, parent_buf,
+                  costs_buf, min_leaf, phi_table, criterion)
 
 
 def _waves(nbytes: np.ndarray, budget: int) -> list[tuple[int, int]]:

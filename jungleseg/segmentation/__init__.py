@@ -16,7 +16,6 @@ from ._segment import (
     segment_to,
     with_inference,
 )
-from ._segmenter import JungleSegmenter
 from ._smoothing import guided_smoothing, smooth_probabilities, smoothing_reach
 from ._volume import segment_volume
 
@@ -25,3 +24,14 @@ __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "STREAM_
            "segment", "segment_file", "segment_frames", "segment_prepared", "segment_to",
            "segment_volume", "smooth_probabilities", "smoothing_reach", "training_values",
            "with_inference"]
+
+_LAZY = {"JungleSegmenter": "._segmenter"}
+
+
+def __getattr__(name: str):
+    # the estimators import scikit-learn (seconds): only when asked for
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from .._validation import Integral, Interval, Real, check_params
 from .._workers import ordered_map
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
-from ..jungle._classes import JungleBase
+from ..jungle._model import PRIOR_POWER
 from ._context import chain_input, chain_margin, input_stage
 from ._input import checked_image
 from ._smoothing import (
@@ -29,7 +29,7 @@ SEGMENTATION_CONSTRAINTS = {
     "background": [Interval(Integral, 0, 65535, closed="both")],
     "soft": [Interval(Real, 0, 1e6, closed="both")],
     "soft_epsilon": [Interval(Real, 0, 1, closed="left")],
-    "prior_power": JungleBase._parameter_constraints["prior_power"],
+    "prior_power": PRIOR_POWER,
 }
 
 

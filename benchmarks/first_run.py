@@ -1,0 +1,139 @@
+"""First contact: install, first runs with an empty kernel cache, and warm start-up.
+
+Every figure is a whole ``jungleseg`` process (or ``pip``), timed from outside: wall
+seconds, and CPU seconds (user + system of the process and its children), which another
+load on the machine changes less. An empty Numba cache is a fresh temporary folder given
+as ``NUMBA_CACHE_DIR``; "warm" runs reuse the folder the cold runs filled.
+
+1. ``pip install -e .`` into a fresh virtual environment (``--reuse-env``: the running
+   interpreter's environment instead, no install), then ``jungleseg demo``, cold, and
+   again, warm: the demo's compile share is the difference.
+2. Empty cache: ``jungleseg train`` of 1 DAG on 6 generated 240x320 faces, then
+   ``jungleseg segment`` of one of them.
+3. Warm: ``jungleseg info`` of that model, ``jungleseg segment`` of one 240x320 image.
+
+Targets (issue 40, on 2 idle cores): install + cold demo at most 90 s; cold train 30 s;
+cold segment 10 s; warm info 0.6 s; warm segment 1.5 s.
+
+    python benchmarks/first_run.py [--reuse-env] [--skip-demo]
+
+Writes ``benchmarks/results/first_run.json``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "first_run.json"
+TARGETS = {"install_and_demo": 90.0, "train_cold": 30.0, "segment_cold": 10.0,
+           "info_warm": 0.6, "segment_warm": 1.5}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(command: list[str], env: dict, cwd: Path) -> dict:
+    """Run ``command`` to completion; its wall and CPU seconds."""
+    cpu, start = _children_cpu(), time.perf_counter()
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return {"wall": round(wall, 2), "cpu": round(cpu, 2), "stderr": done.stderr}
+
+
+def fresh_env(folder: Path) -> tuple[Path, dict]:
+    """A new virtual environment with ``pip install -e .`` (no extras); its bin folder and
+    the install's timing."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    bin_dir = folder / "bin"
+    timing = run([str(bin_dir / "pip"), "install", "-q", "-e", str(ROOT)], dict(os.environ),
+                 ROOT)
+    return bin_dir, timing
+
+
+def show(name: str, figure: dict, target: float | None = None) -> None:
+    verdict = ""
+    if target is not None:
+        verdict = f"  (target {target:g} s: {'met' if figure['wall'] <= target else 'missed'})"
+    print(f"{name:34s} wall {figure['wall']:7.2f} s  cpu {figure['cpu']:7.2f} s{verdict}",
+          flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reuse-env", action="store_true",
+                        help="use this interpreter's environment, no fresh install")
+    parser.add_argument("--skip-demo", action="store_true", help="leave out the demo runs")
+    args = parser.parse_args()
+    figures: dict = {"cores": os.cpu_count(), "load_before": os.getloadavg()[0]}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        cache = tmp / "numba-cache"
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+        if args.reuse_env:
+            bin_dir = Path(sys.executable).parent
+        else:
+            bin_dir, figures["install"] = fresh_env(tmp / "venv")
+            show("pip install -e . (fresh venv)", figures["install"])
+        jungleseg = [str(bin_dir / "jungleseg")]
+        if not args.skip_demo:
+            demo_cache = tmp / "demo-cache"  # its own: the runs below start empty too
+            demo_env = dict(env, NUMBA_CACHE_DIR=str(demo_cache))
+            cold = run(jungleseg + ["demo", "--out", str(tmp / "demo")], demo_env, tmp)
+            warm = run(jungleseg + ["demo", "--out", str(tmp / "demo2")], demo_env, tmp)
+            figures["demo_cold"], figures["demo_warm"] = cold, warm
+            figures["compile_share"] = round(max(cold["wall"] - warm["wall"], 0) / cold["wall"], 3)
+            show("jungleseg demo, empty cache", cold)
+            show("jungleseg demo, warm", warm)
+            print(f"{'demo compile share':34s} {100 * figures['compile_share']:.0f} % of the "
+                  f"cold run's wall time ({cold['wall'] - warm['wall']:.1f} s)")
+            if "install" in figures:
+                total = {k: round(figures["install"][k] + cold[k], 2) for k in ("wall", "cpu")}
+                figures["install_and_demo"] = total
+                show("install + cold demo", total, TARGETS["install_and_demo"])
+        faces, model = tmp / "faces", tmp / "faces.h5"
+        run(jungleseg + ["generate", "faces", "--n", "6", "--out", str(faces), "--quiet"],
+            env, tmp)
+        image = sorted((faces / "images").iterdir())[0]
+        figures["train_cold"] = run(
+            jungleseg + ["train", str(ROOT / "configs" / "faces.yaml"), "--data", str(faces),
+                         "--set", "jungle.n_estimators=1", "--out", str(model)], env, tmp)
+        show("train 1 DAG, 6 faces, empty cache", figures["train_cold"], TARGETS["train_cold"])
+        segment_cache = dict(env, NUMBA_CACHE_DIR=str(tmp / "segment-cache"))
+        figures["segment_cold"] = run(
+            jungleseg + ["segment", str(model), str(image), "--out", str(tmp / "cold")],
+            segment_cache, tmp)
+        show("segment 1 image, empty cache", figures["segment_cold"], TARGETS["segment_cold"])
+        for _ in range(2):  # the second of each is the figure: files in the OS cache
+            figures["info_warm"] = run(jungleseg + ["info", str(model)], env, tmp)
+            figures["segment_warm"] = run(
+                jungleseg + ["segment", str(model), str(image), "--out", str(tmp / "warm")],
+                segment_cache, tmp)
+        show("info, warm", figures["info_warm"], TARGETS["info_warm"])
+        show("segment 1 image (240x320), warm", figures["segment_warm"],
+             TARGETS["segment_warm"])
+        figures["compile_notice"] = [line for line in figures["train_cold"]["stderr"].splitlines()
+                                     if line.startswith("compiling kernels")]
+    figures["load_after"] = os.getloadavg()[0]
+    for figure in figures.values():
+        if isinstance(figure, dict):
+            figure.pop("stderr", None)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"targets": TARGETS, **figures}, indent=2) + "\n")
+    print(f"machine load (1 min) {figures['load_before']:.1f} before, "
+          f"{figures['load_after']:.1f} after; wrote {RESULTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
