@@ -5,7 +5,7 @@ import pytest
 import tifffile
 
 from jungleseg.imageio import read_labels
-from tests.test_cli import FAST, REPO, run
+from tests.cli.test_commands import FAST, REPO, run
 
 
 def crops(data_root, tmp_path, planar: bool):
