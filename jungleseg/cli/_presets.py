@@ -32,12 +32,12 @@ def config_path(name: str) -> Path:
     path = Path(name)
     if path.is_file():
         return path
-    if path.is_dir():
-        raise ValueError(f"{name}: is a folder; give a preset's name or a config file")
     paths = preset_paths()
     stem = path.name[:-len(path.suffix)] if path.suffix in (".yaml", ".yml") else path.name
     if stem in paths and (path.parent == Path(".") or path.parent.name == "configs"):
-        return paths[stem]
+        return paths[stem]  # a preset's name, even beside a data folder of that name
+    if path.is_dir():
+        raise ValueError(f"{name}: is a folder; give a preset's name or a config file")
     err = ValueError(f"{name}: no such preset or config file; the presets are:\n"
                      f"{preset_table()}")
     err.listing = True  # the command line prints the lines after the first too

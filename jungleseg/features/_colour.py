@@ -90,7 +90,7 @@ class ColourFeatures(FeatureFamily):
         "orientation": ["boolean"],
         "centred": ["boolean"],
         "box_filters": [ListOf(Interval(Integral, 1, _FAR, closed="both"), unique=True)],
-        "filters": [ListOf(StrOptions(set(FILTERS)), unique=True)],
+        "filters": [ListOf(StrOptions(FILTERS), unique=True)],
         "filter_scales": [ListOf(Interval(Real, 0, 1 << 10, closed="neither"), unique=True)],
     }
 

@@ -83,7 +83,7 @@ class VolumeFeatures(FeatureFamily):
         "gradient": ["boolean"],
         "box_filters": [ListOf(Interval(Real, 0, 1 << 16, closed="neither"), unique=True)],
         "centred": ["boolean"],
-        "filters": [ListOf(StrOptions(set(FILTERS)), unique=True)],
+        "filters": [ListOf(StrOptions(FILTERS), unique=True)],
         "filter_scales": [ListOf(Interval(Real, 0, 1 << 16, closed="neither"), unique=True)],
     }
 

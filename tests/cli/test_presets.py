@@ -52,3 +52,13 @@ def test_colour_pictures_with_a_grey_preset_get_a_hint(tmp_path):
     assert "--set features.input=rgb" in line
     run("train", "napari", "--data", data, "--out", tmp_path / "m.h5", *TINY,
         "features.input=rgb")
+
+
+def test_a_preset_name_wins_over_a_data_folder_of_that_name(tmp_path, monkeypatch):
+    """``jungleseg generate faces --out faces`` then ``jungleseg train faces``: the preset."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "faces").mkdir()
+    (tmp_path / "photos").mkdir()
+    assert config_path("faces") == preset_paths()["faces"]
+    with pytest.raises(ValueError, match="is a folder"):
+        config_path("photos")
