@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import KINECT_3_DAGS, scores_by_prior_power, warm_up  # noqa: E402
+from _common import KINECT_3_DAGS, scores_by_prior_power, warm_up, write_results  # noqa: E402
 
 from jungleseg import JungleClassifier, confusion_matrix, scores, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -61,6 +61,17 @@ TIME_BUDGET = 2.0
 KINECT_FRAMES = {False: (1000, 300), True: (150, 100)}
 #: Label values that no score counts, per set (Kinect: background and invalid depth).
 IGNORE = {"stanford": (255,), "fasseg": (255,), "kinect": (0, 255)}
+#: The figures a run prints, by set, written to benchmarks/results/beyond_<what>.json.
+FIGURES: dict = {}
+
+
+def _record(r: dict) -> dict:
+    """A row of figures as JSON values (numpy scalars as Python numbers, nan as null)."""
+    out = {}
+    for k, v in r.items():
+        v = v.item() if hasattr(v, "item") else v
+        out[k] = None if isinstance(v, float) and np.isnan(v) else v
+    return out
 
 
 def held_back(train: list) -> tuple[list, list]:
@@ -252,15 +263,21 @@ def run_soft(args, overrides) -> None:
             settings = SOFT_SETTINGS
             costs = traversal(jungle, test, settings[1:])
             print("  traversal (visits/px, Mpx/s, time/hard):", costs, flush=True)
+            split = {"split": args.folds[f], "nodes": int(jungle.node_count),
+                     "fit_s": None if np.isnan(fit_s) else fit_s, "settings": []}
+            FIGURES.setdefault(name, {"splits": []})["splits"].append(split)
             for (soft, eps), cost, r in zip(settings, costs,
                                             judge_routings(jungle, test, settings,
                                                            IGNORE[name])):
                 r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
                 table.setdefault((soft, eps), []).append(r)
                 print(_row(f"  soft {soft:<5} eps {eps:<6}", r), flush=True)
+                split["settings"].append({"soft": soft, "soft_epsilon": eps, **_record(r)})
         print(f"{name}: mean over {len(splits)} split(s)")
         for (soft, eps), rows in table.items():
             print(_row(f"  soft {soft:<5} eps {eps:<6}", _mean(rows)), flush=True)
+            FIGURES[name].setdefault("mean", []).append(
+                {"soft": soft, "soft_epsilon": eps, **_record(_mean(rows))})
 
 
 def run_softcv(args, overrides) -> None:
@@ -287,6 +304,11 @@ def run_softcv(args, overrides) -> None:
             r["visits_px"], r["traverse_mpx_s"], r["time_vs_hard"] = cost
             rows[k] = r
             print(_row(f"  soft {k[0]:<5} eps {k[1]:<6}", r), flush=True)
+        FIGURES[name] = {"fit_images": len(fit), "held_back_images": len(held),
+                         "nodes": int(jungle.node_count),
+                         "fit_s": None if np.isnan(fit_s) else fit_s,
+                         "settings": [{"soft": k[0], "soft_epsilon": k[1], **_record(r)}
+                                      for k, r in rows.items()], "chosen": None}
         hard = rows.pop((0.0, 0.0))
         within = {k: r for k, r in rows.items()
                   if r["time_vs_hard"] < TIME_BUDGET and r["log_loss"] < hard["log_loss"]}
@@ -295,6 +317,7 @@ def run_softcv(args, overrides) -> None:
                   "time: hard routing", flush=True)
             continue
         soft, eps = min(within, key=lambda k: within[k]["log_loss"])
+        FIGURES[name]["chosen"] = {"soft": soft, "soft_epsilon": eps}
         print(f"{name}: chosen soft {soft} soft_epsilon {eps} (log loss "
               f"{hard['log_loss']:.3f} -> {within[soft, eps]['log_loss']:.3f}; "
               f"{len(rows) - len(within)} setting(s) over {TIME_BUDGET}x the hard time or "
@@ -315,6 +338,8 @@ def run_context(args, overrides) -> None:
                 rows.append(r)
                 print(_row(f"{name} stages {stages} split {f}", r), flush=True)
             print(_row(f"{name} stages {stages} MEAN", _mean(rows)), flush=True)
+            FIGURES.setdefault(name, {})[f"stages_{stages}"] = {
+                "splits": [_record(r) for r in rows], "mean": _record(_mean(rows))}
 
 
 def _uci_prior(args, overrides) -> None:
@@ -338,6 +363,8 @@ def _uci_prior(args, overrides) -> None:
             accuracy, balanced = np.mean(rows, axis=0)
             print(f"{name:18s} prior power {power:<4}  acc {100 * accuracy:6.2f} balanced "
                   f"{100 * balanced:6.2f}", flush=True)
+            FIGURES.setdefault(name, {})[str(power)] = {"accuracy": float(accuracy),
+                                                        "balanced": float(balanced)}
 
 
 def run_prior(args, overrides) -> None:
@@ -358,6 +385,11 @@ def run_prior(args, overrides) -> None:
                                              [lab for _, lab in test], args.powers,
                                              IGNORE[name])
             print(f"{name} split {f}: nodes {model.node_count_} fit {fit_s:.1f} s", flush=True)
+            FIGURES.setdefault(name, {"splits": []})["splits"].append(
+                {"split": f, "nodes": int(model.node_count_), "fit_s": fit_s,
+                 "by_prior_power": {str(power): {"mean_jaccard": s.mean_jaccard,
+                                                 "pixel_accuracy": s.pixel_accuracy}
+                                    for power, s in by_power.items()}})
             for power, s in by_power.items():
                 table.setdefault(power, []).append(s)
                 print(f"  prior power {power:<4}  mean Jaccard {s.mean_jaccard:.4f}  pixel acc "
@@ -368,6 +400,9 @@ def run_prior(args, overrides) -> None:
             print(f"  prior power {power:<4}  mean Jaccard {np.mean(jaccard):.4f} +- "
                   f"{np.std(jaccard):.3f}  pixel acc "
                   f"{100 * np.mean([s.pixel_accuracy for s in rows]):5.1f} %", flush=True)
+            FIGURES[name].setdefault("mean", {})[str(power)] = {
+                "mean_jaccard": float(np.mean(jaccard)), "std_jaccard": float(np.std(jaccard)),
+                "pixel_accuracy": float(np.mean([s.pixel_accuracy for s in rows]))}
 
 
 def _uci_sets(data):
@@ -416,6 +451,8 @@ def run_criteria(args, overrides) -> None:
                 print(f"{name:18s} {criterion:9s} acc {100 * m['accuracy']:6.2f} balanced "
                       f"{100 * m['balanced']:6.2f} logloss {m['log_loss']:.3f} nodes "
                       f"{m['nodes']:7.0f} fit {m['fit_s']:6.2f} s", flush=True)
+                FIGURES.setdefault(name, {})[criterion] = {
+                    "splits": [_record(r) for r in rows], "mean": _record(m)}
     for name in [s for s in args.sets if s != "uci"]:
         config, splits = _folds(name, args.data, args.folds, args.quick, args.held_back)
         for criterion in criteria:
@@ -429,6 +466,8 @@ def run_criteria(args, overrides) -> None:
                              "fit_s": time.perf_counter() - start, "nodes": model.node_count_})
                 print(_row(f"{name} {criterion} split {f}", rows[-1]), flush=True)
             print(_row(f"{name} {criterion} MEAN", _mean(rows)), flush=True)
+            FIGURES.setdefault(name, {})[criterion] = {
+                "splits": [_record(r) for r in rows], "mean": _record(_mean(rows))}
 
 
 def main() -> None:
@@ -460,6 +499,10 @@ def main() -> None:
     {"soft": run_soft, "softcv": run_softcv, "criteria": run_criteria,
      "context": run_context, "prior": run_prior}[args.what](
         args, overrides)
+    write_results(f"beyond_{args.what}", {
+        "overrides": overrides, "quick": args.quick, "folds": args.folds,
+        "held_back": args.held_back, "test_images": args.test_images,
+        "uci_repeats": args.repeats, "sets": FIGURES})
 
 
 if __name__ == "__main__":

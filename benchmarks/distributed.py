@@ -34,6 +34,17 @@ from jungleseg._workers import threads  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets import load_benchmark  # noqa: E402
 
+
+def _write_results(name: str, figures: dict) -> None:
+    """``_common.write_results``, imported by path (this folder is not on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "_common", Path(__file__).resolve().parent / "_common.py")
+    common = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(common)
+    common.write_results(name, figures)
+
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 REDUCED = {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width": 64,
            "jungle.n_candidate_features": 40, "sampling.samples_per_image": 500}
@@ -105,7 +116,7 @@ def _sent(dask_worker) -> int:
     return int(dask_worker.transfer_outgoing_bytes_total)
 
 
-def data_parallel(estimator, train, local_fit: float, local) -> None:
+def data_parallel(estimator, train, local_fit: float, local) -> dict:
     """Data-parallel training (2 shards) on 2 worker processes against local training: bit
     identity, time, the bytes of count tables each level's reduction summed (every
     shard's part, measured as the arrays' sizes) and dask's worker-to-worker transfers."""
@@ -124,9 +135,13 @@ def data_parallel(estimator, train, local_fit: float, local) -> None:
           + ", ".join(f"{b / 1e6:.2f}" for b in tables) + " MB")
     print(f"  in all {sum(tables) / 1e6:.1f} MB of tables; bytes the workers sent (dask's "
           f"count: to each other and to the driver, everything) {sent / 1e6:.1f} MB")
+    return {"train_seconds": fit_s, "train_against_local": fit_s / local_fit,
+            "bit_identical": bool(same_model(model.jungle_, local.jungle_)),
+            "table_megabytes_per_level": [b / 1e6 for b in tables],
+            "table_megabytes": sum(tables) / 1e6, "workers_sent_megabytes": sent / 1e6}
 
 
-def table_reduction_on_paper() -> None:
+def table_reduction_on_paper() -> dict:
     """Bytes moved per level by data-parallel training of the Kinect config, on paper, for
     100 workers: the (node, candidate, threshold, class) int32 tables through a tree
     reduction, the threshold subsamples gathered, the thresholds broadcast."""
@@ -138,6 +153,8 @@ def table_reduction_on_paper() -> None:
     print(f"per-level reduction on paper (Kinect config: {dags} DAGs, width {width}, {cand} "
           f"candidates, {thr} thresholds, {classes} classes, int32 counts; {workers} "
           f"workers, 10 Gbit/s links):")
+    figures = {"dags": dags, "width": width, "candidates": cand, "thresholds": thr,
+               "classes": classes, "workers": workers, "rounds": rounds, "levels": []}
     for nodes in (1, 16, 128, width):
         table = dags * nodes * cand * thr * classes * 4
         subsamples = dags * nodes * cand * 256 * 8  # response + draw code, at most
@@ -147,6 +164,13 @@ def table_reduction_on_paper() -> None:
               f"({rounds * table / link:5.2f} s critical path); subsamples to the driver "
               f"{subsamples / 1e6:6.1f} MB; thresholds to every worker "
               f"{workers * thresholds / 1e9:5.2f} GB")
+        figures["levels"].append({
+            "nodes_per_dag": nodes, "table_megabytes_per_worker": table / 1e6,
+            "summed_gigabytes": (workers - 1) * table / 1e9,
+            "critical_path_seconds": rounds * table / link,
+            "subsamples_to_driver_megabytes": subsamples / 1e6,
+            "thresholds_to_workers_gigabytes": workers * thresholds / 1e9})
+    return figures
 
 
 def main() -> None:
@@ -176,9 +200,14 @@ def main() -> None:
                                       for im in test.images])
     print(f"local (1 process, 1 thread): train {local_fit:.1f} s on {args.train} images, "
           f"segment {args.images} images {local_seg:.2f} s")
+    figures = {"load_average_at_start": os.getloadavg()[0], "train_images": args.train,
+               "test_images": args.images,
+               "local": {"train_seconds": local_fit, "segment_seconds": local_seg}}
     if args.only_data_parallel:
-        data_parallel(estimator, train, local_fit, local)
-        table_reduction_on_paper()
+        figures["data_parallel"] = data_parallel(estimator, train, local_fit, local)
+        figures["table_reduction_on_paper"] = table_reduction_on_paper()
+        figures["load_average_at_end"] = os.getloadavg()[0]
+        _write_results("distributed_data_parallel", figures)
         return
     results = {}
     for n in () if args.skip_scaling else (1, 2):
@@ -196,9 +225,16 @@ def main() -> None:
                   f"{same_model(model.jungle_, local.jungle_)}; overhead against local "
                   f"{100 * (fit_s / local_fit - 1):+.0f} %), segment {args.images} images "
                   f"{seg_s:.2f} s (equal labels: {same_seg})")
+            figures[f"workers_{n}"] = {
+                "train_seconds": fit_s, "segment_seconds": seg_s,
+                "bit_identical": bool(same_model(model.jungle_, local.jungle_)),
+                "overhead_against_local_percent": 100 * (fit_s / local_fit - 1),
+                "equal_labels": bool(same_seg)}
     if results:
         print(f"speed-up 2 workers over 1: train {results[1][0] / results[2][0]:.2f}x, "
               f"segment {results[1][1] / results[2][1]:.2f}x")
+        figures["speed_up_2_over_1"] = {"train": results[1][0] / results[2][0],
+                                        "segment": results[1][1] / results[2][1]}
     small_px = sum(im.shape[0] * im.shape[1] for im in test.images)
     with tempfile.TemporaryDirectory() as folder:
         big = Path(folder) / "big.zarr"
@@ -228,9 +264,17 @@ def main() -> None:
         print(f"320x240 images one by one on 2 workers: "
               f"{small_px / results[2][1] / 1e6:.2f} Mpx/s; large image at "
               f"{(args.size ** 2 / big_s) / (small_px / results[2][1]):.2f}x of that")
-    data_parallel(estimator, train, local_fit, local)
-    table_reduction_on_paper()
+        figures["large_image"] = {
+            "size": args.size, "chunk": args.chunk, "exit_code": code, "seconds": big_s,
+            "megapixels_per_second": args.size ** 2 / big_s / 1e6,
+            "peak_rss_gigabytes": rss.peak / 2**30, "labels_shape": list(labels.shape),
+            "small_images_megapixels_per_second": small_px / results[2][1] / 1e6,
+            "against_small_images": (args.size ** 2 / big_s) / (small_px / results[2][1])}
+    figures["data_parallel"] = data_parallel(estimator, train, local_fit, local)
+    figures["table_reduction_on_paper"] = table_reduction_on_paper()
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    figures["load_average_at_end"] = os.getloadavg()[0]
+    _write_results("distributed", figures)
 
 
 if __name__ == "__main__":

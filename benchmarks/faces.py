@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fit_and_score, warm_up  # noqa: E402
+from _common import fit_and_score, warm_up, write_results  # noqa: E402
 
 from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets import load_benchmark  # noqa: E402
@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--faces-test", type=int, default=100)
     args = parser.parse_args()
     warm_up()
+    figures = {}
     for name in args.sets:
         data = None if name == "faces" else args.data
         train = load_benchmark(name, "train", data, args.faces_train if name == "faces" else None)
@@ -42,6 +43,13 @@ def main() -> None:
                   f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  fit {fit:6.1f} s"
                   f"  ({len(train.images)} train / {len(test.images)} test images)  per class "
                   f"{np.round(s.per_class_jaccard, 2).tolist()}", flush=True)
+            figures.setdefault(name, {})[model_name] = {
+                "mean_jaccard": s.mean_jaccard, "pixel_accuracy": s.pixel_accuracy,
+                "nodes": int(model.node_count_), "fit_seconds": fit,
+                "train_images": len(train.images), "test_images": len(test.images),
+                "per_class_jaccard": [None if np.isnan(v) else float(v)
+                                      for v in s.per_class_jaccard]}
+    write_results("faces", {"sets": figures})
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Writes ``benchmarks/results/first_run.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -31,8 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_results
+
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "first_run.json"
 TARGETS = {"install_and_demo": 90.0, "train_cold": 30.0, "segment_cold": 10.0,
            "info_warm": 0.6, "segment_warm": 1.5}
 
@@ -129,10 +130,9 @@ def main() -> None:
     for figure in figures.values():
         if isinstance(figure, dict):
             figure.pop("stderr", None)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"targets": TARGETS, **figures}, indent=2) + "\n")
+    path = write_results("first_run", {"targets": TARGETS, **figures})
     print(f"machine load (1 min) {figures['load_before']:.1f} before, "
-          f"{figures['load_after']:.1f} after; wrote {RESULTS.relative_to(ROOT)}")
+          f"{figures['load_after']:.1f} after; wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_results
 
 SCRIPT = """
 import time, numpy as np
@@ -28,12 +32,16 @@ print(first - second)
 
 
 def main() -> None:
+    keys = {"cold (empty cache)": "cold_seconds", "from the cache": "cached_seconds"}
+    figures = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         for label in ("cold (empty cache)", "from the cache"):
             out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True,
                                  capture_output=True, text=True).stdout
             print(f"JIT {label}: {float(out):.2f} s")
+            figures[keys[label]] = float(out)
+    write_results("jit_time", figures)
 
 
 if __name__ == "__main__":

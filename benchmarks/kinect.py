@@ -28,7 +28,7 @@ import numpy as np
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fit_and_score, scores_by_prior_power, warm_up  # noqa: E402
+from _common import fit_and_score, scores_by_prior_power, warm_up, write_results  # noqa: E402
 
 from jungleseg import ImageStore, evaluate, segment  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
@@ -56,7 +56,9 @@ def main() -> None:
     overrides = parse_overrides(args.set)
     warm_up()
     if args.per_dag:
-        frames_against_accuracy(args.per_dag, args.test, args.test_seed, overrides)
+        runs = frames_against_accuracy(args.per_dag, args.test, args.test_seed, overrides)
+        write_results("kinect_frames", {"overrides": args.set, "test_frames": args.test,
+                                        "test_seed": args.test_seed, "runs": runs})
         return
     config = load_config(CONFIG).with_overrides(overrides)
     n_dags = config.jungle_params.get("n_estimators", 3)
@@ -69,6 +71,9 @@ def main() -> None:
           f"({n_train / seconds:.0f} frames/s)")
     test_depth, test_labels = render_frames(args.test, seed=args.test_seed)
     per_dag = n_train // n_dags
+    figures = {"overrides": args.set, "train_frames": n_train, "test_frames": args.test,
+               "test_seed": args.test_seed, "render_seconds": seconds,
+               "render_frames_per_second": n_train / seconds, "models": {}}
     runs = {} if args.no_jungle else {"jungle": {"sampling.images_per_dag": per_dag}}
     for d in args.forest_depths:
         runs[f"forest depth {d}"] = {"sampling.images_per_dag": per_dag,
@@ -81,12 +86,20 @@ def main() -> None:
               f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  bytes "
               f"{model.model_bytes_:9d}  fit {fit:6.1f} s {stages}  test {args.test} frames in "
               f"{seg:.1f} s", flush=True)
+        figures["models"][name] = {
+            "mean_jaccard": s.mean_jaccard, "pixel_accuracy": s.pixel_accuracy,
+            "nodes": int(model.node_count_), "model_bytes": int(model.model_bytes_),
+            "fit_seconds": fit, "stage_seconds": stages, "segment_seconds": seg}
         if name == "jungle" and args.prior_powers:
             by_power = scores_by_prior_power(model.jungle_, test_depth, test_labels,
                                              args.prior_powers, (0, 255))
             for power, p in by_power.items():
                 print(f"  prior power {power:<4}  mean Jaccard {p.mean_jaccard:.4f}  pixel acc "
                       f"{100 * p.pixel_accuracy:5.1f} %", flush=True)
+            figures["models"][name]["by_prior_power"] = {
+                str(power): {"mean_jaccard": p.mean_jaccard, "pixel_accuracy": p.pixel_accuracy}
+                for power, p in by_power.items()}
+    write_results("kinect", figures)
 
 
 #: Stands for every rendered frame, whose depth is already in the training store: fit
@@ -95,11 +108,13 @@ _FRAME = np.ones((240, 320), np.float32)
 
 
 def frames_against_accuracy(per_dag: list[int], n_test: int, test_seed: int = 1,
-                            overrides: dict | None = None) -> None:
+                            overrides: dict | None = None) -> list[dict]:
+    """Train the jungle with each number of frames per DAG; print and return the figures."""
     config = load_config(CONFIG).with_overrides(overrides or {})
     family = config.features()
     n_dags = config.jungle_params.get("n_estimators", 3)
     test_depth, test_labels = render_frames(n_test, seed=test_seed)
+    runs = []
     for n in per_dag:
         total = n * n_dags
         labels = np.empty((total, *_FRAME.shape), np.uint8)
@@ -122,6 +137,10 @@ def frames_against_accuracy(per_dag: list[int], n_test: int, test_seed: int = 1,
         print(f"{n:6d} frames per DAG: mean Jaccard {s.mean_jaccard:.3f}  pixel acc "
               f"{100 * s.pixel_accuracy:5.1f} %  nodes {model.node_count_:7d}  fit {fit:7.1f} s "
               f"{stages}  (rendering {rendered:.0f} s)", flush=True)
+        runs.append({"frames_per_dag": n, "mean_jaccard": s.mean_jaccard,
+                     "pixel_accuracy": s.pixel_accuracy, "nodes": int(model.node_count_),
+                     "fit_seconds": fit, "stage_seconds": stages, "render_seconds": rendered})
+    return runs
 
 
 if __name__ == "__main__":

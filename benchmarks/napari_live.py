@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from _common import write_results
 
 
 def main() -> None:
@@ -89,16 +90,27 @@ def main() -> None:
     during = gaps[np.array(busy[1:])]
     print(f"image {args.size}x{args.size}; painted for {args.seconds:.0f} s: "
           f"{len(updates)} live updates finished")
+    figures = {"size": args.size, "painting_seconds": args.seconds,
+               "live_updates": len(updates), "timer_interval_ms": 10}
+    keys = {"all ticks": "all_ticks", "ticks while the worker ran": "ticks_while_worker_ran"}
     for name, g in (("all ticks", gaps), ("ticks while the worker ran", during)):
         if g.size:
+            figures[keys[name]] = {"count": int(g.size), "median_ms": float(np.median(g)),
+                                   "p99_ms": float(np.percentile(g, 99)),
+                                   "max_ms": float(g.max())}
             print(f"{name}: {g.size}, interval median {np.median(g):.1f} ms, "
                   f"99th percentile {np.percentile(g, 99):.1f} ms, max {g.max():.1f} ms "
                   f"(timer set to 10 ms)")
     if updates:
         print(f"last stroke to updated segmentation: {updates[-1] - last_stroke:.2f} s "
               f"(includes the {widget._timer.interval()} ms pause the live update waits for)")
+        figures["last_stroke_to_update_seconds"] = updates[-1] - last_stroke
+        figures["live_update_pause_ms"] = widget._timer.interval()
     print(f"last run: train {widget.last_seconds.get('train', 0):.2f} s, segment "
           f"{widget.last_seconds.get('segment', 0):.2f} s")
+    figures["last_train_seconds"] = widget.last_seconds.get("train", 0)
+    figures["last_segment_seconds"] = widget.last_seconds.get("segment", 0)
+    write_results("napari_live", figures)
     if args.screenshot:
         widget.live.value = False
         viewer.layers["cells uncertainty"].visible = False

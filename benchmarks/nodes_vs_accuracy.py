@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import warm_up  # noqa: E402
+from _common import warm_up, write_results  # noqa: E402
 
 from jungleseg import JungleClassifier  # noqa: E402
 from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402
@@ -47,6 +47,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "docs/images"))
     args = parser.parse_args()
     warm_up()
+    figures = {"repeats": args.repeats, "sets": {}}
     for name in args.sets:
         X, y = load_uci(name, args.data)
         splits = paper_splits(len(y), args.repeats)
@@ -78,6 +79,11 @@ def main() -> None:
                   f"depth {key[1]}: {best_nodes:8.0f} nodes {100 * best_acc:6.2f} "
                   f"({100 * (best_acc - acc):+.2f})")
         print(f"  smallest margin (jungle - forest): {100 * worst:+.2f} points")
+        figures["sets"][name] = {
+            "forest": [{"depth": d, "nodes": n, "accuracy": a} for d, (n, a) in forest.items()],
+            "jungle": [{"width": m, "depth": d, "nodes": n, "accuracy": a}
+                       for (m, d), (n, a) in jungle.items()],
+            "smallest_margin_accuracy": worst if np.isfinite(worst) else None}
         j_nodes, j_acc = jungle[64, 12]
         f_nodes, f_acc = forest[8]
         print(f"  named check: jungle M=64 depth 12: {j_nodes:.0f} nodes {100 * j_acc:.2f} vs "
@@ -88,6 +94,9 @@ def main() -> None:
             d, n, a = max(smaller)
             print(f"  deepest M=64 jungle with no more nodes than that forest: depth {d}: "
                   f"{n:.0f} nodes {100 * a:.2f} ({100 * (a - f_acc):+.2f})")
+        figures["sets"][name]["named_check"] = {
+            "jungle_m64_depth12": {"nodes": j_nodes, "accuracy": j_acc},
+            "forest_depth8": {"nodes": f_nodes, "accuracy": f_acc}}
         print()
         fig, ax = plt.subplots(figsize=(6.5, 4.5))
         f_pts = np.array(list(forest.values()))
@@ -107,6 +116,7 @@ def main() -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
         print(f"wrote {path}")
+    write_results("nodes_vs_accuracy", figures)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ import numba
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import KINECT_3_DAGS, warm_up  # noqa: E402
+from _common import KINECT_3_DAGS, warm_up, write_results  # noqa: E402
 
 from jungleseg import JungleClassifier, sample_pixels  # noqa: E402
 from jungleseg.config import load_config  # noqa: E402
@@ -94,7 +94,8 @@ def _rss() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def report_jungle(label: str, seconds: float, model, memory: PeakMemory | None = None) -> None:
+def report_jungle(label: str, seconds: float, model, memory: PeakMemory | None = None) -> dict:
+    """Print a jungle's training figures and return them."""
     stats = model.grow_stats_
     stages = " ".join(f"{k} {v:.2f}" for k, v in stats.seconds.items())
     evaluations = stats.evaluations
@@ -102,11 +103,19 @@ def report_jungle(label: str, seconds: float, model, memory: PeakMemory | None =
     mem = f"  peak +{memory.megabytes:.0f} MB" if memory is not None else ""
     print(f"  {label:34s} {seconds:8.2f} s  [{stages}]  {evaluations / 1e6:.1f} M "
           f"evaluations, {ns:.1f} ns each  nodes {model.node_count_}{mem}", flush=True)
+    figures = {"seconds": seconds, "stage_seconds": dict(stats.seconds),
+               "evaluations": int(evaluations), "ns_per_evaluation": ns,
+               "nodes": int(model.node_count_)}
+    if memory is not None:
+        figures["peak_memory_mb"] = memory.megabytes
+    return figures
 
 
-def report_peer(label: str, features: float, fit: float, extra: str = "") -> None:
+def report_peer(label: str, features: float, fit: float, extra: str = "") -> dict:
+    """Print a peer's seconds and return them."""
     print(f"  {label:34s} {features + fit:8.2f} s  [features {features:.2f} fit "
           f"{fit:.2f}]{extra}", flush=True)
+    return {"seconds": features + fit, "feature_seconds": features, "fit_seconds": fit}
 
 
 def skimage_features(image, channel_axis=None):
@@ -146,6 +155,8 @@ def training_pixels(model, labels):
 
 
 def image_workload(name, config, images, labels, threads, channel_axis=None):
+    """Train the jungle twice and the peer; print the figures and record them in
+    :data:`FIGURES` under the workload and thread count."""
     config.with_overrides({"sampling.images_per_dag": None, "jungle.max_depth": 4}
                           ).estimator().fit(images[:2], labels[:2])  # JIT warm-up
     model = config.estimator()
@@ -153,18 +164,23 @@ def image_workload(name, config, images, labels, threads, channel_axis=None):
         start = time.perf_counter()
         model.fit(images, labels)
         seconds = time.perf_counter() - start
-    report_jungle(f"jungle ({threads} thr)", seconds, model, memory)
+    figures = record(name, threads)
+    figures["jungle"] = report_jungle(f"jungle ({threads} thr)", seconds, model, memory)
     again = config.estimator()  # right away, before the freed memory goes back to the host
     start = time.perf_counter()
     again.fit(images, labels)
     seconds_again = time.perf_counter() - start
-    report_jungle("  again, on memory used before", seconds_again, again)
+    figures["jungle_again"] = report_jungle("  again, on memory used before", seconds_again,
+                                            again)
     samples = training_pixels(model, labels)
     features, fit = peer_forest(images, samples, model.n_estimators, threads, 0, channel_axis)
-    report_peer(f"peer RF({model.n_estimators}, depth 20) ({threads} thr)", features, fit,
-                f"  {len(samples)} pixels")
+    figures["peer"] = report_peer(f"peer RF({model.n_estimators}, depth 20) ({threads} thr)",
+                                  features, fit, f"  {len(samples)} pixels")
+    figures["peer"]["pixels"] = len(samples)
     print(f"  jungle / peer time: {seconds / (features + fit):.2f} "
           f"(again: {seconds_again / (features + fit):.2f})", flush=True)
+    figures["jungle_over_peer_time"] = seconds / (features + fit)
+    figures["jungle_again_over_peer_time"] = seconds_again / (features + fit)
     return model
 
 
@@ -180,7 +196,10 @@ def kinect(args, threads):
     config = config.with_overrides({"sampling.images_per_dag": per_dag})
     print(f"kinect: {n} frames 320x240, {per_dag} per DAG", flush=True)
     model = image_workload("kinect", config, list(depth), list(labels), threads)
-    frames_per_second(model.jungle_, render_frames(100 if args.quick else 300, seed=1)[0])
+    figures = record("kinect", threads)
+    figures["frames"], figures["frames_per_dag"] = n, per_dag
+    figures["segment"] = frames_per_second(
+        model.jungle_, render_frames(100 if args.quick else 300, seed=1)[0])
 
 
 def drain(results) -> None:
@@ -188,7 +207,7 @@ def drain(results) -> None:
     deque(results, maxlen=0)
 
 
-def frames_per_second(jungle, frames) -> None:
+def frames_per_second(jungle, frames) -> dict:
     """Segmentation speed of whole depth frames, labels only and with probabilities, best
     of three passes (depth conversion, foreground and labelling included): one frame at a
     time (``segment``, each frame's traversal on every thread) and as a stream
@@ -205,6 +224,7 @@ def frames_per_second(jungle, frames) -> None:
     ways = {"one at a time": lambda p: drain(segment(jungle, f, probabilities=p)
                                              for f in frames),
             "as a stream": lambda p: drain(segment_frames(jungle, frames, probabilities=p))}
+    figures = {"frames": len(frames), "foreground_pixels": fg}
     for probabilities in (False, True):
         rates = {}
         for way, run in ways.items():
@@ -218,6 +238,9 @@ def frames_per_second(jungle, frames) -> None:
         print(f"  segment {len(frames)} frames ({fg:.0f} foreground px), {what}: "
               + ", ".join(f"{rate:.0f} frames/s {way}" for way, rate in rates.items()),
               flush=True)
+        figures["with_probabilities" if probabilities else "labels_only"] = {
+            f"frames_per_second_{way.replace(' ', '_')}": rate for way, rate in rates.items()}
+    return figures
 
 
 def stanford(args, threads):
@@ -230,6 +253,7 @@ def stanford(args, threads):
         CACHE["stanford"] = train[:50] if args.quick else train
     train = CACHE["stanford"]
     print(f"stanford fold 0: {len(train)} training images", flush=True)
+    record("stanford", threads)["images"] = len(train)
     image_workload("stanford", load_config(CONFIGS / "stanford.yaml"),
                    [im for im, _ in train], [lab for _, lab in train], threads, channel_axis=-1)
 
@@ -277,12 +301,16 @@ def coins(args, threads):
     model = runs[0][0]
     train = float(np.median([r[1] for r in runs]))
     segment = float(np.median([r[2] for r in runs]))
-    report_jungle(f"jungle train ({threads} thr)", train, model)
+    figures = record("coins", threads)
+    figures.update(painted_percent=100 * float(np.mean(painted > 0)), repeats=repeats)
+    figures["jungle_train"] = report_jungle(f"jungle train ({threads} thr)", train, model)
     total = float(np.median([r[1] + r[2] for r in runs]))
     print(f"  {'jungle train + segment':34s} {total:8.3f} s  (segment {segment:.3f} s)")
     peer = float(np.median(peers))
     print(f"  {'skimage fit_segmenter (50, depth 10)':34s} {peer:8.3f} s  (train + segment)")
     print(f"  speed-up over fit_segmenter: {peer / total:.1f}x", flush=True)
+    figures.update(jungle_train_segment_seconds=total, jungle_segment_seconds=segment,
+                   fit_segmenter_seconds=peer, speed_up_over_fit_segmenter=peer / total)
     kept, peer_features = {}, skimage_features(image)  # what the first stroke computed
     jungle(0, kept)
     strokes = [(jungle(seed, kept), documented_peer(seed, peer_features))
@@ -291,10 +319,13 @@ def coins(args, threads):
     peer_after = float(np.median([p for _, p in strokes]))
     print(f"  {'after a stroke (channels kept)':34s} {after:8.3f} s  against fit_segmenter "
           f"on kept features {peer_after:.3f} s: {peer_after / after:.1f}x", flush=True)
+    figures.update(after_stroke_seconds=after, fit_segmenter_kept_features_seconds=peer_after,
+                   speed_up_after_stroke=peer_after / after)
     samples = training_pixels(model, [painted])
     features, fit = peer_forest([image], samples, 3, threads, 0)
-    report_peer(f"peer RF(3, depth 20) ({threads} thr)", features, fit,
-                f"  {len(samples)} pixels")
+    figures["peer"] = report_peer(f"peer RF(3, depth 20) ({threads} thr)", features, fit,
+                                  f"  {len(samples)} pixels")
+    figures["peer"]["pixels"] = len(samples)
 
 
 def letter(args, threads):
@@ -316,12 +347,24 @@ def letter(args, threads):
         start = time.perf_counter()
         RandomForestClassifier(8, n_jobs=threads, random_state=seed).fit(X, y)
         peer_s.append(time.perf_counter() - start)
-    report_jungle(f"jungle ({threads} thr)", float(np.median(jungle_s)), model)
-    report_peer(f"sklearn RF(8) ({threads} thr)", 0.0, float(np.median(peer_s)))
+    figures = record("letter", threads)
+    figures.update(rows=len(y), repeats=repeats)
+    figures["jungle"] = report_jungle(f"jungle ({threads} thr)", float(np.median(jungle_s)),
+                                      model)
+    figures["peer"] = report_peer(f"sklearn RF(8) ({threads} thr)", 0.0,
+                                  float(np.median(peer_s)))
     print(f"  jungle / peer time: {np.median(jungle_s) / np.median(peer_s):.2f}", flush=True)
+    figures["jungle_over_peer_time"] = float(np.median(jungle_s) / np.median(peer_s))
 
 
 CACHE: dict = {}
+#: The printed figures, {workload: {"threads_<n>": figures}}, for the results file.
+FIGURES: dict = {}
+
+
+def record(workload: str, threads: int) -> dict:
+    """The figures of one workload at one thread count, to fill in."""
+    return FIGURES.setdefault(workload, {}).setdefault(f"threads_{threads}", {})
 
 
 def main() -> None:
@@ -349,6 +392,9 @@ def main() -> None:
         if busy is not None:
             busy.kill()
             busy.wait()
+    write_results("train_speed_quick" if args.quick else "train_speed", {
+        "threading_layer": numba.threading_layer(), "busy": args.busy,
+        "quick": args.quick, "workloads": FIGURES})
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
+from _common import write_results
+
 from jungleseg import ColourFeatures, evaluate, segment, segment_prepared  # noqa: E402
 from jungleseg.config import load_preset  # noqa: E402
 from jungleseg.datasets.cells3d import (  # noqa: E402
@@ -124,7 +126,9 @@ def warm_up() -> None:
     run_slices(volume, paint, 0)
 
 
-def accuracy(shape, seeds: int, peer: bool) -> None:
+def accuracy(shape, seeds: int, peer: bool) -> dict:
+    """Print and return the mean Jaccard of every model, plain and thin in z."""
+    figures = {"shape": list(shape), "seeds": seeds}
     print(f"accuracy: {shape} voxels, painted on 3 slices, mean Jaccard over the volume")
     for thin in (False, True):
         rows = {"3-D": [], "2-D slices": [], "peer": []}
@@ -143,25 +147,41 @@ def accuracy(shape, seeds: int, peer: bool) -> None:
                 t = np.array([v[1] for v in values])
                 print(f"    {name:10s} Jaccard {j.mean():.3f} ({j.min():.3f}-{j.max():.3f}), "
                       f"median {np.median(t):.2f} s")
+                figures.setdefault("thin_in_z" if thin else "plain", {})[name] = {
+                    "mean_jaccard": float(j.mean()), "min_jaccard": float(j.min()),
+                    "max_jaccard": float(j.max()), "median_seconds": float(np.median(t)),
+                    "jaccard_per_seed": j.tolist(), "seconds_per_seed": t.tolist()}
+    return figures
 
 
-def speed(shape, peer: bool) -> None:
+def speed(shape, peer: bool) -> dict:
+    """Print and return train + segment seconds of the jungle (twice) and the peer."""
     volume, truth = render_cell_volume(shape, seed=0)
     paint = painted(truth, 0)
     print(f"speed: {shape} voxels ({volume.size / 1e6:.0f} M), train + segment, "
           f"{(paint > 0).sum()} painted voxels; load average {os.getloadavg()[0]:.1f}")
+    figures = {"shape": list(shape), "painted_voxels": int((paint > 0).sum()),
+               "load_average_at_start": os.getloadavg()[0]}
     times = []
     labels, seconds = run_volume(volume, paint, 0)
     times.append(seconds)
+    figures["jungle_seconds"], figures["jungle_jaccard"] = seconds, jaccard(truth, labels)
     print(f"  jungle 3-D: {seconds:.2f} s, Jaccard {jaccard(truth, labels):.3f}", flush=True)
     if peer:  # the 3-D Hessian at 4 scales of 67 M voxels does not fit in 24 GB
         peer_labels, peer_seconds = run_peer(volume, paint, 0, texture=False)
         print(f"  peer (no texture features): {peer_seconds:.2f} s, Jaccard "
               f"{jaccard(truth, peer_labels):.3f}", flush=True)
+        figures["peer_no_texture_seconds"] = peer_seconds
+        figures["peer_no_texture_jaccard"] = jaccard(truth, peer_labels)
     labels, seconds = run_volume(volume, paint, 0)
     times.append(seconds)
     print(f"  jungle 3-D again: {seconds:.2f} s; best {min(times):.2f} s"
           + (f", {peer_seconds / min(times):.1f}x the peer's speed" if peer else ""))
+    figures["jungle_again_seconds"] = seconds
+    figures["jungle_best_seconds"] = min(times)
+    if peer:
+        figures["speed_up_over_peer"] = peer_seconds / min(times)
+    return figures
 
 
 def main() -> None:
@@ -176,10 +196,12 @@ def main() -> None:
     warm_up()
     print(f"2 cores; load average {os.getloadavg()[0]:.1f} at the start (a shared machine "
           "inflates every time)")
+    figures = {"load_average_at_start": os.getloadavg()[0]}
     if not args.skip_accuracy:
-        accuracy(tuple(args.accuracy_size), args.seeds, not args.no_peer)
+        figures["accuracy"] = accuracy(tuple(args.accuracy_size), args.seeds, not args.no_peer)
     if not args.skip_speed:
-        speed(tuple(args.size), not args.no_peer)
+        figures["speed"] = speed(tuple(args.size), not args.no_peer)
+    write_results("volumes", figures)
 
 
 if __name__ == "__main__":
