@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fit_and_score, scores_by_prior_power, warm_up  # noqa: E402
 

@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
 import _shared as sh  # noqa: E402
 import fig2  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def summary(rows: list[dict]) -> list[dict]:

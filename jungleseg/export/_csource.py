@@ -129,7 +129,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                      "grid (whole numbers always)."]
     elif layout.kind == "depth":
         text += ["Call, for a depth frame in millimetres (0: no reading), row by row:",
-                 f"    uint8_t labels[240 * 320];",
+                 "    uint8_t labels[240 * 320];",
                  f"    {n}_segment_depth(depth, 240, 320, labels);   /* class values; "
                  f"{n}_BACKGROUND where depth is 0 */",
                  f"    {n}_segment_depth_proba(depth, 240, 320, proba);  /* proba: "
@@ -280,7 +280,7 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     }}
 """
     else:
-        read = f"""    const float *x = features;
+        read = """    const float *x = features;
     int32_t g;
 """
     return f"""static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)

@@ -3,8 +3,13 @@ import numpy as np
 from numba import njit, prange
 
 from .._workers import TASKS_PER_WORKER, claim, run_workers
-from ..features._kernels import (at_sample, depth_step_responses, point_probe_steps,
-                                 point_response, response_rows)
+from ..features._kernels import (
+    at_sample,
+    depth_step_responses,
+    point_probe_steps,
+    point_response,
+    response_rows,
+)
 
 #: How listed pixels read their probes: clamped to the image (any kind), at fixed steps
 #: on a store padded as far as the probes reach (point kinds), or at depth-scaled steps

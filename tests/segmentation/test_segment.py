@@ -13,10 +13,9 @@ from jungleseg import (
     segment_frames,
     segment_prepared,
 )
+from jungleseg._workers import threads
 from jungleseg.datasets.faces import render_faces
 from jungleseg.datasets.kinect import render_frames
-
-from jungleseg._workers import threads
 
 from .scenes import textured
 
