@@ -103,7 +103,7 @@ def frames_against_accuracy(per_dag: list[int], n_test: int, test_seed: int = 1,
         total = n * n_dags
         labels = np.empty((total, *_FRAME.shape), np.uint8)
 
-        def fill(i, planes):
+        def fill(i, planes, labels=labels):  # bound now: the loop deletes labels below
             depth, labels[i] = render_frame(0, i)
             family.channels_into(depth, planes)
 

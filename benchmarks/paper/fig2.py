@@ -5,7 +5,8 @@ A and B, priority-scheduled trees and jungles (LSearch), 3 trees or DAGs each, o
 
 Writes fig2.png and fig2.csv (every point of every curve) to the output folder.
 
-    python benchmarks/paper/fig2.py [--quick | --scale ci|quick|medium|full|paper] [--datasets kinect ...]
+    python benchmarks/paper/fig2.py [--quick | --scale ci|quick|medium|full|paper]
+                                    [--datasets kinect ...]
 """
 from __future__ import annotations
 

@@ -150,8 +150,8 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  "as jungleseg does; for raw channels (input 'channels', or grey without "
                  "smoothing) they are the image itself.",
                  "The float variant's labels equal jungleseg's segment(model, image, "
-                 "smoothing=0): the probability smoothing of the model is not exported. Box means are exact for channels of "
-                 "whole numbers (8- and 16-bit images)."]
+                 "smoothing=0): the probability smoothing of the model is not exported. "
+                 "Box means are exact for channels of whole numbers (8- and 16-bit images)."]
         if quantised:
             text += ["The quantised variant reads the same float planes and turns each probed "
                      "value into fixed point with integer operations on its bits."]
@@ -168,7 +168,6 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     if quantised and layout.kind in ("tabular", "colour"):
         out.append("#include <string.h>")
     out.append("")
-    code_type = layout.code_type
     out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below its "
                "level's split count is a split node's rank in the level, otherwise (code - "
                "count) is a leaf row */")
