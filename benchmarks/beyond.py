@@ -9,7 +9,8 @@ soft-routing factor and epsilon on held-back training images.
 UCI: accuracy, balanced accuracy, log loss, nodes and fit seconds, on the paper's 50/50
 splits and on one-class-against-the-rest sets (imbalanced).
 
-    python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg kinect] [--folds 0 1 2 3 4]
+    python benchmarks/beyond.py soft     [--data DIR] [--sets stanford fasseg kinect]
+                                         [--folds 0 1 2 3 4]
     python benchmarks/beyond.py softcv   [--data DIR] [--sets stanford fasseg kinect]
     python benchmarks/beyond.py criteria [--data DIR] [--sets stanford fasseg uci]
     python benchmarks/beyond.py context  [--data DIR] [--sets stanford fasseg] [--stages 1 2]
@@ -203,9 +204,9 @@ def _fitted(name: str, config: str, overrides: dict, split: int, train, models, 
 def traversal(jungle, test, settings, n: int = 4, repeats: int = 3) -> list[tuple]:
     """(split-node visits per pixel, Mpx/s, time / hard time) of hard routing and then of
     each (factor, epsilon) setting: the traversal alone (channels prepared beforehand) on
-    the first ``n`` test images (their foreground pixels for a depth model). Hard routing and the settings are timed in turn,
-    ``repeats`` times, and each keeps its best time, so that a shared machine's load hits
-    them alike."""
+    the first ``n`` test images (their foreground pixels for a depth model). Hard routing
+    and the settings are timed in turn, ``repeats`` times, and each keeps its best time, so
+    that a shared machine's load hits them alike."""
     stores = [jungle.family.prepare([im], pad=jungle.point_reach or 0) for im, _ in test[:n]]
     # a depth model classifies foreground pixels only, as segment does
     listed = [np.flatnonzero(np.asarray(im) > 0) if jungle.family.name == "depth" else None
@@ -333,8 +334,8 @@ def run_context(args, overrides) -> None:
                 model = _estimator(config, {**overrides, "jungle.auto_context": stages}, f)
                 start = time.perf_counter()
                 model.fit([im for im, _ in train], [lab for _, lab in train])
-                r = {**judge(model.jungle_, test, IGNORE[name]), "fit_s": time.perf_counter() - start,
-                     "nodes": model.node_count_}
+                r = {**judge(model.jungle_, test, IGNORE[name]),
+                     "fit_s": time.perf_counter() - start, "nodes": model.node_count_}
                 rows.append(r)
                 print(_row(f"{name} stages {stages} split {f}", r), flush=True)
             print(_row(f"{name} stages {stages} MEAN", _mean(rows)), flush=True)

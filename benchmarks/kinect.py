@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import fit_and_score, scores_by_prior_power, warm_up, write_results  # noqa: E402
 
@@ -119,7 +118,7 @@ def frames_against_accuracy(per_dag: list[int], n_test: int, test_seed: int = 1,
         total = n * n_dags
         labels = np.empty((total, *_FRAME.shape), np.uint8)
 
-        def fill(i, planes):
+        def fill(i, planes, labels=labels):  # bound now: the loop deletes labels below
             depth, labels[i] = render_frame(0, i)
             family.channels_into(depth, planes)
 

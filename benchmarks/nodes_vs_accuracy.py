@@ -65,7 +65,8 @@ def main() -> None:
                 jungle[width, depth] = evaluate(lambda r, m=width, d=depth: JungleClassifier(
                     8, max_width=m, max_depth=d, random_state=r), X, y, splits)
                 print(f"{name} jungle M={width} depth {depth}: nodes "
-                      f"{jungle[width, depth][0]:8.0f} accuracy {100 * jungle[width, depth][1]:.2f}")
+                      f"{jungle[width, depth][0]:8.0f} accuracy "
+                      f"{100 * jungle[width, depth][1]:.2f}")
         print(f"\n{name}: each forest point against the best jungle with no more nodes")
         worst = np.inf
         for depth, (nodes, acc) in forest.items():
@@ -75,9 +76,9 @@ def main() -> None:
                 continue
             best_acc, best_nodes, key = max(fits)
             worst = min(worst, best_acc - acc)
-            print(f"  forest depth {depth}: {nodes:8.0f} nodes {100 * acc:6.2f} | jungle M={key[0]} "
-                  f"depth {key[1]}: {best_nodes:8.0f} nodes {100 * best_acc:6.2f} "
-                  f"({100 * (best_acc - acc):+.2f})")
+            print(f"  forest depth {depth}: {nodes:8.0f} nodes {100 * acc:6.2f} | "
+                  f"jungle M={key[0]} depth {key[1]}: {best_nodes:8.0f} nodes "
+                  f"{100 * best_acc:6.2f} ({100 * (best_acc - acc):+.2f})")
         print(f"  smallest margin (jungle - forest): {100 * worst:+.2f} points")
         figures["sets"][name] = {
             "forest": [{"depth": d, "nodes": n, "accuracy": a} for d, (n, a) in forest.items()],

@@ -30,10 +30,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_results
+
 from jungleseg import evaluate  # noqa: E402
+from jungleseg.config import load_preset  # noqa: E402
 from jungleseg.datasets.microscopy import render_cells  # noqa: E402
 from jungleseg.datasets.scribbles import paint_scribbles  # noqa: E402
-from jungleseg.config import load_preset  # noqa: E402
 from napari_plugin import _session as session  # noqa: E402
 
 SIZE = 1024

@@ -46,7 +46,6 @@ import sys
 import threading
 import time
 from collections import deque
-from functools import partial
 from pathlib import Path
 
 import numba
@@ -260,6 +259,7 @@ def stanford(args, threads):
 
 def coins(args, threads):
     import scribbles
+
     from jungleseg.datasets.scribbles import paint_scribbles
 
     if "coins" not in CACHE:
@@ -269,8 +269,8 @@ def coins(args, threads):
     repeats = 3 if args.quick else 7
     print(f"coins 1024x1024: {100 * np.mean(painted > 0):.2f} % painted, median of "
           f"{repeats}", flush=True)
-    from napari_plugin import _session as session
     from jungleseg.config import load_preset
+    from napari_plugin import _session as session
 
     def jungle(seed, kept=None):
         model = session.estimator(load_preset("napari"), "grey", 1, 3, 64, 12, 16, seed)

@@ -15,7 +15,7 @@ DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS.parent))
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import jungleseg
+import jungleseg  # noqa: E402 (importable once the repository is on sys.path)
 
 # The gallery reads the real data from the folder the tests use (JUNGLESEG_DATA, default
 # ../shared/data beside the repository); examples run with the examples folder as cwd.
@@ -39,7 +39,8 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_templates", "_ext", "examples/README.rst", "paper/*/cache", "**/GALLERY_HEADER.rst",
+exclude_patterns = ["_build", "_templates", "_ext", "examples/README.rst", "paper/*/cache",
+                    "**/GALLERY_HEADER.rst",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json"]
 

@@ -9,35 +9,35 @@ line (:mod:`jungleseg.cli`) and data sets (:mod:`jungleseg.datasets`).
 """
 from ._version import __version__
 from .evaluate import Scores, confusion_matrix, evaluate, evaluate_jungle, scores
-from .features import (
-                       ColourFeatures,
-                       DepthFeatures,
-                       FeatureFamily,
-                       ImageStore,
-                       Samples,
-                       TabularFeatures,
-                       VolumeFeatures,
-)
 from .export import export_c
+from .features import (
+    ColourFeatures,
+    DepthFeatures,
+    FeatureFamily,
+    ImageStore,
+    Samples,
+    TabularFeatures,
+    VolumeFeatures,
+)
 from .io import ModelFileError, load_model, save_model
 from .jungle import (
-                       DAG,
-                       Jungle,
-                       ModelError,
-                       impurity,
-                       level_width,
-                       level_widths,
-                       split_gain,
+    DAG,
+    Jungle,
+    ModelError,
+    impurity,
+    level_width,
+    level_widths,
+    split_gain,
 )
 from .segmentation import (
-                       guided_smoothing,
-                       sample_pixels,
-                       segment,
-                       segment_frames,
-                       segment_prepared,
-                       segment_to,
-                       segment_volume,
-                       smooth_probabilities,
+    guided_smoothing,
+    sample_pixels,
+    segment,
+    segment_frames,
+    segment_prepared,
+    segment_to,
+    segment_volume,
+    smooth_probabilities,
 )
 
 _LAZY = {"JungleClassifier": ".jungle", "JungleSegmenter": ".segmentation"}

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Integral", "Interval", "InvalidParameterError", "ListOf", "Real", "RealNotInt",
-           "StrOptions",
+__all__ = ["Integral", "Interval",
+           "InvalidParameterError",  # noqa: F822 (scikit-learn's, given lazily by __getattr__)
+           "ListOf", "Real", "RealNotInt", "StrOptions",
            "bounds", "check_params", "describe", "register_with_sklearn", "satisfies"]
 
 

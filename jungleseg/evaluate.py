@@ -160,7 +160,8 @@ def default_ignore(jungle: Jungle) -> tuple[int, ...]:
 
 
 def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
-                    progress: bool = False, on_error: Callable[[int, Exception], None] | None = None,
+                    progress: bool = False,
+                    on_error: Callable[[int, Exception], None] | None = None,
                     predicted: Sequence | None = None, ignore: Sequence[int] | None = None,
                     class_names: dict | None = None) -> tuple[Scores, dict]:
     """Segment images with a jungle and score the result against their label images.

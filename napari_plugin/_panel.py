@@ -9,8 +9,17 @@ what the controls do.
 """
 from __future__ import annotations
 
-from magicgui.widgets import (CheckBox, ComboBox, Container, FloatSpinBox, Label, ProgressBar,
-                              PushButton, Select, SpinBox)
+from magicgui.widgets import (
+    CheckBox,
+    ComboBox,
+    Container,
+    FloatSpinBox,
+    Label,
+    ProgressBar,
+    PushButton,
+    Select,
+    SpinBox,
+)
 from napari.layers import Image, Labels
 from napari.utils.notifications import show_error
 from qtpy.QtWidgets import QComboBox, QSizePolicy

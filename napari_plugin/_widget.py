@@ -52,7 +52,7 @@ class _Relay(QObject):
 class JungleWidget(Panel):
     """Train on a Labels layer of scribbles, segment, save, load and apply models."""
 
-    def __init__(self, napari_viewer: "napari.viewer.Viewer"):
+    def __init__(self, napari_viewer: napari.viewer.Viewer):
         super().__init__(napari_viewer)
         self.jungle = None  # the current model, trained here or loaded
         self.last_seconds: dict[str, float] = {}

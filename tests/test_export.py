@@ -12,8 +12,14 @@ import sys
 import numpy as np
 import pytest
 
-from jungleseg import (ColourFeatures, DepthFeatures, JungleClassifier, JungleSegmenter,
-                       VolumeFeatures, save_model)
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    JungleClassifier,
+    JungleSegmenter,
+    VolumeFeatures,
+    save_model,
+)
 from jungleseg.cli import main
 from jungleseg.datasets.kinect import render_frames
 from jungleseg.datasets.uci import load_uci

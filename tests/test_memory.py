@@ -3,9 +3,15 @@ import numpy as np
 import pytest
 
 from jungleseg import ColourFeatures, JungleSegmenter, segment
-from jungleseg._memory import (available_memory, default_budget, parse_size,
-                               physical_memory, segmentation_bytes, tile_for_budget,
-                               training_bytes)
+from jungleseg._memory import (
+    available_memory,
+    default_budget,
+    parse_size,
+    physical_memory,
+    segmentation_bytes,
+    tile_for_budget,
+    training_bytes,
+)
 from jungleseg.datasets.faces import render_faces
 
 

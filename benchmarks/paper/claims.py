@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import numpy as np  # noqa: E402
-
 import _shared as sh  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def numeric(rows):

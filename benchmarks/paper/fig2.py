@@ -5,7 +5,8 @@ A and B, priority-scheduled trees and jungles (LSearch), 3 trees or DAGs each, o
 
 Writes fig2.png and fig2.csv (every point of every curve) to the output folder.
 
-    python benchmarks/paper/fig2.py [--quick | --scale ci|quick|medium|full|paper] [--datasets kinect ...]
+    python benchmarks/paper/fig2.py [--quick | --scale ci|quick|medium|full|paper]
+                                    [--datasets kinect ...]
 """
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import matplotlib.pyplot as plt  # noqa: E402
-
 import _shared as sh  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
 
 DATASETS = ("kinect", "faces", "fasseg", "stanford")
 TITLES = {"kinect": "Kinect (synthetic bodies, 31 parts)", "faces": "faces (synthetic, 8 classes)",

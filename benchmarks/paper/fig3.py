@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import matplotlib.pyplot as plt  # noqa: E402
-
 import _shared as sh  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
 
 
 def label(n: int, method: str) -> str:

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _shared as sh  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
-import _shared as sh  # noqa: E402
 
 from jungleseg import JungleClassifier  # noqa: E402
 from jungleseg.datasets.uci import load_uci, paper_splits  # noqa: E402

@@ -5,7 +5,8 @@ For each curve: its best test Jaccard and the bytes and nodes of that model; and
 smallest model of each curve that reaches the best Jaccard both standard trees and jungles
 reach (the first point at or above it, no interpolation). Writes memory.csv and memory.png.
 
-    python benchmarks/paper/memory.py [--quick | --scale ci|quick|medium|full|paper] [--datasets ...]
+    python benchmarks/paper/memory.py [--quick | --scale ci|quick|medium|full|paper]
+                                      [--datasets ...]
 """
 from __future__ import annotations
 
@@ -13,11 +14,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
 import _shared as sh  # noqa: E402
 import fig2  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 
 def summary(rows: list[dict]) -> list[dict]:

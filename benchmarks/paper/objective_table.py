@@ -19,10 +19,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _shared as sh  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
-import _shared as sh  # noqa: E402
 
 from jungleseg.jungle._criterion import ENTROPY, make_phi_table, node_costs  # noqa: E402
 

@@ -13,10 +13,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _shared as sh  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
-import _shared as sh  # noqa: E402
 
 MODELS = {"3 trees": {"jungle.max_width": None},
           "3 DAGs (LSearch)": {"jungle.search": "lsearch"},

@@ -80,6 +80,7 @@ DEMO_EXPECTED = {"mean_jaccard": 0.246, "pixel_accuracy": 0.636}
 def cmd_demo(args: argparse.Namespace) -> int:
     """Synthetic faces: train with ``configs/demo.yaml``, save, evaluate, and draw a few
     segmentations beside their pictures and truth (``examples.png``)."""
+    from .._jit import announce_compile
     from ..config import load_preset
     from ..datasets import load_benchmark
     from ..datasets._imageset import colourise, contact_sheet
@@ -87,8 +88,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ..evaluate import evaluate_jungle, plot_confusion
     from ..io import load_model
     from ..segmentation import segment
-
-    from .._jit import announce_compile
 
     out = writable_folder(args.out, "--out")
     start = time.perf_counter()

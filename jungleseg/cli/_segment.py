@@ -123,7 +123,7 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
         yield result
         if err is None and n <= STREAM_PIXELS and not args.fail_fast:
             share = limit // numba.get_num_threads()
-            yield from ordered_map(lambda p: one(p, share), rest, stop=interrupted)
+            yield from ordered_map(lambda p, share=share: one(p, share), rest, stop=interrupted)
             return
 
 

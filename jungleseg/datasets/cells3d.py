@@ -12,10 +12,10 @@ never used, the napari plugin keeps it for unpainted voxels):
 The label volume is exact; the image is then blurred by an anisotropic point-spread
 function (wider along z) and gets Poisson-like and read noise. With ``thin=True`` the
 structures are thin in z: each cell's membrane is a pair of flat plates one slice thick,
-above and below its nucleus, of the nucleus' outline and, once blurred, as bright and mottled as it. A
-slice through a plate shows a bright disc just like a slice through the nucleus; only the
-slices above and below tell them apart. With ``channels=True`` the
-volume is a 3-channel stain (nuclear, membrane, cytoplasm), channels last.
+above and below its nucleus, of the nucleus' outline and, once blurred, as bright and
+mottled as it. A slice through a plate shows a bright disc just like a slice through the
+nucleus; only the slices above and below tell them apart. With ``channels=True`` the volume
+is a 3-channel stain (nuclear, membrane, cytoplasm), channels last.
 
 Volume ``seed`` is drawn from ``numpy.random.default_rng(seed)``.
 """

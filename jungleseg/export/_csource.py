@@ -129,7 +129,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                      "grid (whole numbers always)."]
     elif layout.kind == "depth":
         text += ["Call, for a depth frame in millimetres (0: no reading), row by row:",
-                 f"    uint8_t labels[240 * 320];",
+                 "    uint8_t labels[240 * 320];",
                  f"    {n}_segment_depth(depth, 240, 320, labels);   /* class values; "
                  f"{n}_BACKGROUND where depth is 0 */",
                  f"    {n}_segment_depth_proba(depth, 240, 320, proba);  /* proba: "
@@ -150,8 +150,8 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  "as jungleseg does; for raw channels (input 'channels', or grey without "
                  "smoothing) they are the image itself.",
                  "The float variant's labels equal jungleseg's segment(model, image, "
-                 "smoothing=0): the probability smoothing of the model is not exported. Box means are exact for channels of "
-                 "whole numbers (8- and 16-bit images)."]
+                 "smoothing=0): the probability smoothing of the model is not exported. "
+                 "Box means are exact for channels of whole numbers (8- and 16-bit images)."]
         if quantised:
             text += ["The quantised variant reads the same float planes and turns each probed "
                      "value into fixed point with integer operations on its bits."]
@@ -168,7 +168,6 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     if quantised and layout.kind in ("tabular", "colour"):
         out.append("#include <string.h>")
     out.append("")
-    code_type = layout.code_type
     out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below its "
                "level's split count is a split node's rank in the level, otherwise (code - "
                "count) is a leaf row */")
@@ -280,7 +279,7 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     }}
 """
     else:
-        read = f"""    const float *x = features;
+        read = """    const float *x = features;
     int32_t g;
 """
     return f"""static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)

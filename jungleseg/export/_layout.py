@@ -7,8 +7,8 @@ DAGs counted together; ``dag_level[g]`` is DAG g's level 0). A child (or a root)
 node within the level, otherwise ``code - count`` is a row of the leaf table. Codes
 therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows
 are shared: the DAG shares a leaf between all the parents that reach it, and rows of
-equal values (pure leaves, most of all) are stored once for the whole model. Codes, feature indices and thresholds take
-the narrowest C integer type that holds them.
+equal values (pure leaves, most of all) are stored once for the whole model. Codes,
+feature indices and thresholds take the narrowest C integer type that holds them.
 
 The quantised variant (``variant='quantised'``) replaces every float by an integer:
 

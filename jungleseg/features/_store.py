@@ -117,7 +117,7 @@ class ImageStore:
     def build(cls, shapes: Sequence[tuple[int, ...]], n_channels: int,
               fill: Callable[[int, np.ndarray], None], integral: bool = False,
               pad: int = 0, pad_z: int | None = None, border: str = "edge"
-              ) -> "ImageStore":
+              ) -> ImageStore:
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
         (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)``
         writes straight into the (n_channels, H, W) view of image ``i`` (no second copy);
@@ -159,7 +159,7 @@ class ImageStore:
             store._fill_border(i)
         return store.with_integrals() if integral else store
 
-    def with_integrals(self) -> "ImageStore":
+    def with_integrals(self) -> ImageStore:
         """This store with the float64 integral image of every channel (for box kinds)."""
         if self.depth is not None:
             raise ValueError("volumes have no integral images: box means are channels")

@@ -48,7 +48,8 @@ class TabularFeatures(FeatureFamily):
         """A store holding X as one image of ``n x 1`` pixels, and one sample per row."""
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.ndim != 2 or X.shape[1] != self.n_columns:
-            raise ValueError(f"expected a matrix with {self.n_columns} columns, got shape {X.shape}")
+            raise ValueError(f"expected a matrix with {self.n_columns} columns, "
+                             f"got shape {X.shape}")
         n = X.shape[0]
         store = ImageStore(pixels=X.T.reshape(-1), offset=np.zeros(1, np.int64),
                            height=np.array([n], np.int32), width=np.ones(1, np.int32),

@@ -24,7 +24,7 @@ from .._validation import Integral, Interval, ListOf, Real, StrOptions
 from . import _kernels as kernels
 from ._bank import FILTERS, bank_reach, filter_bank, n_planes
 from ._base import FeatureFamily, Window, check_indices
-from ._filters import box_mean_volume, gaussian_kernel, gradient_magnitude_volume, gaussian_volume
+from ._filters import box_mean_volume, gaussian_kernel, gaussian_volume, gradient_magnitude_volume
 from ._store import ImageStore
 
 _AXES = "zyx"

@@ -15,11 +15,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import Integral, Interval, Real, RealNotInt, StrOptions, register_with_sklearn
+from .._validation import Integral, Interval, RealNotInt, StrOptions, register_with_sklearn
 from ..features import Samples, TabularFeatures
 from ..features._bins import fit_cuts, quantise, raw_thresholds
-from ._criterion import CRITERIA, criterion_code
 from ._baselines import GROWTHS
+from ._criterion import CRITERIA, criterion_code
 from ._entries import bootstrap, every_sample
 from ._grow import GrowParams
 from ._growth import grow

@@ -33,8 +33,15 @@ import numpy as np
 from numba import njit
 
 from ._criterion import GINI
-from ._lsearch import (_REL_GAIN, _move, branch_step, class_support, greedy_init, scan_orders,
-                       split_step)
+from ._lsearch import (
+    _REL_GAIN,
+    _move,
+    branch_step,
+    class_support,
+    greedy_init,
+    scan_orders,
+    split_step,
+)
 
 #: Lloyd iterations (and rounds of exact moves) per clustering at most.
 MAX_ITERATIONS = 100

@@ -13,9 +13,16 @@ from numba import njit
 
 from .._rng import derive, next_below
 from .._workers import TASKS_PER_WORKER, claim, run_workers
-from ..features._kernels import (KIND_BOX_ABSDIFF, KIND_DEPTH, KIND_VALUE, at_sample,
-                                 colour_responses, depth_responses, drawn_depth_responses,
-                                 response_rows)
+from ..features._kernels import (
+    KIND_BOX_ABSDIFF,
+    KIND_DEPTH,
+    KIND_VALUE,
+    at_sample,
+    colour_responses,
+    depth_responses,
+    drawn_depth_responses,
+    response_rows,
+)
 
 THRESHOLD_STREAM = 3  # key separating the threshold draws' stream from the others
 

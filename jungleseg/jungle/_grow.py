@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-
 import numba
 import numpy as np
 from numba import njit
@@ -35,9 +34,9 @@ from numba import njit
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
 from ..features._kernels import at_sample, draw_candidates, response_at
+from ._assembly import level_record
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import node_costs
-from ._assembly import level_record
 from ._dgmml import dgmml_splits
 from ._entries import Entries
 from ._level_search import METHODS, optimise_level

@@ -4,18 +4,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import Interval, Real
+from .._workers import threads, workers_for
 from ..features import FeatureFamily, ImageStore, Samples
 from ._dag import DAG, ModelError
-import numba
-
-from .._workers import threads, workers_for
-from ._predict import (CLAMPED, DEPTH_STEPS, POINT_STEPS, predict_pixels, predict_proba,
-                       weighted_argmax)
-
+from ._predict import (
+    CLAMPED,
+    DEPTH_STEPS,
+    POINT_STEPS,
+    predict_pixels,
+    predict_proba,
+    weighted_argmax,
+)
 
 #: Allowed values of ``prior_power``: a training parameter, stored in the model and
 #: read at inference.

@@ -3,8 +3,13 @@ import numpy as np
 from numba import njit, prange
 
 from .._workers import TASKS_PER_WORKER, claim, run_workers
-from ..features._kernels import (at_sample, depth_step_responses, point_probe_steps,
-                                 point_response, response_rows)
+from ..features._kernels import (
+    at_sample,
+    depth_step_responses,
+    point_probe_steps,
+    point_response,
+    response_rows,
+)
 
 #: How listed pixels read their probes: clamped to the image (any kind), at fixed steps
 #: on a store padded as far as the probes reach (point kinds), or at depth-scaled steps
@@ -133,12 +138,12 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     training pixels of that value went, not that the pixel is on the split's boundary;
     gated, every tied pixel would split its weight in half (a fifth of a Kinect model's
     thresholds are 0). Weights of paths that meet at a node add up; every entry carries
-    more than ``epsilon``, so a pixel has fewer than ``1 / epsilon + 1`` entries per level (and at most ``widest``, the widest level), and
-    its weights still sum to 1 over the leaves. Weights are float32; a pixel's
-    probabilities are the DAGs' weight-mixed leaf distributions, averaged. ``spread`` is
-    the packed per-node spread (unused, and may be empty, with ``soft == 0``). Node and
-    probe indices are unsigned, so that Numba skips its negative-index wraparound test on
-    every read.
+    more than ``epsilon``, so a pixel has fewer than ``1 / epsilon + 1`` entries per level
+    (and at most ``widest``, the widest level), and its weights still sum to 1 over the
+    leaves. Weights are float32; a pixel's probabilities are the DAGs' weight-mixed leaf
+    distributions, averaged. ``spread`` is the packed per-node spread (unused, and may be
+    empty, with ``soft == 0``). Node and probe indices are unsigned, so that Numba skips its
+    negative-index wraparound test on every read.
     """
     return sum(run_workers(_predict_pixels_worker, n_workers, node_start, leaf_start, kind,
                            params, threshold, left, right, leaf_value, spread, widest, store,

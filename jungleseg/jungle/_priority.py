@@ -10,8 +10,16 @@ import numpy as np
 from ._assembly import depth_levels
 from ._baselines import PriorityQueue
 from ._criterion import node_costs
-from ._grow import (GrowStats, _best_splits, _Grouped, _route, _splittable, _Training,
-                    group_by_node, node_histograms)
+from ._grow import (
+    GrowStats,
+    _best_splits,
+    _Grouped,
+    _route,
+    _splittable,
+    _Training,
+    group_by_node,
+    node_histograms,
+)
 
 
 def grow_priority(tr: _Training, stats: GrowStats, progress) -> list[dict]:

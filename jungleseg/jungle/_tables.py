@@ -35,8 +35,15 @@ from numba import njit
 from .._rng import advance, derive, next_uniform
 from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
 from ._criterion import g_of, phi
-from ._evaluation import (THRESHOLD_STREAM, batch_slots, draw_subsamples, evaluate_batch,
-                          evaluate_subsamples, split_by_cost, wave_entries)
+from ._evaluation import (
+    THRESHOLD_STREAM,
+    batch_slots,
+    draw_subsamples,
+    evaluate_batch,
+    evaluate_subsamples,
+    split_by_cost,
+    wave_entries,
+)
 from ._radix import insertion_sort, sort_float32
 
 #: Responses per (node, candidate) among which thresholds are drawn (a power of two).

@@ -23,6 +23,7 @@ margins (:func:`chain_margin`).
 from __future__ import annotations
 
 import numpy as np
+
 from ..features import ColourFeatures, ImageStore
 from ..jungle import Jungle
 

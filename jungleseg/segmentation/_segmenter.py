@@ -29,8 +29,9 @@ class JungleSegmenter(JungleBase):
     ----------
     features : FeatureFamily
         What a split may test: :class:`ColourFeatures` (RGB, grey or any channels),
-        :class:`DepthFeatures`, or :class:`VolumeFeatures` for 3-D volumes. With depth features only foreground pixels (depth > 0)
-        are classified and the label ``background`` is given elsewhere.
+        :class:`DepthFeatures`, or :class:`VolumeFeatures` for 3-D volumes. With depth
+        features only foreground pixels (depth > 0) are classified and the label
+        ``background`` is given elsewhere.
     n_estimators, max_width, schedule, max_depth, min_samples_split, min_samples_leaf,
     criterion, n_thresholds, lsearch_steps, search, growth, max_nodes, random_state
         As for :class:`JungleClassifier`.

@@ -61,7 +61,8 @@ def test_depth_label_consistency(frames):
     np.testing.assert_allclose(body * 1000, np.round(body * 1000), atol=1e-3)  # 1 mm steps
     # Some invalid pixels and some frames cropped by the image border.
     assert np.any(labels == VOID)
-    touches_border = (depth[:, [0, -1], :] > 0).any(axis=(1, 2)) | (depth[:, :, [0, -1]] > 0).any(axis=(1, 2))
+    touches_border = ((depth[:, [0, -1], :] > 0).any(axis=(1, 2))
+                      | (depth[:, :, [0, -1]] > 0).any(axis=(1, 2)))
     assert 0 < touches_border.sum() < 60
 
 
@@ -81,8 +82,10 @@ def test_left_is_the_persons_left():
     for yaw, left_on_image_right in ((np.pi, True), (0.0, False)):  # facing / back to the camera
         scenes["yaw"][:] = yaw
         kinect._render._render_scenes(scenes, size, depth, labels)
-        assert (_centroid(labels[0], "left_")[1] > _centroid(labels[0], "right_")[1]) == left_on_image_right
-        assert _centroid(labels[0], "left_upper_head")[0] < 120 < _centroid(labels[0], "left_foot")[0]
+        assert (_centroid(labels[0], "left_")[1]
+                > _centroid(labels[0], "right_")[1]) == left_on_image_right
+        assert (_centroid(labels[0], "left_upper_head")[0] < 120
+                < _centroid(labels[0], "left_foot")[0])
 
 
 def test_deterministic_by_seed(monkeypatch):
@@ -115,7 +118,8 @@ def test_save_load_round_trip(tmp_path, frames, units):
     assert (tmp_path / "depth" / "000002.png").exists()
     meta = json.loads((tmp_path / "meta.json").read_text())
     assert meta["count"] == 3 and meta["units"] == units and meta["seed"] == 0
-    assert meta["class_names"] == CLASS_NAMES and meta["intrinsics"]["fx"] == pytest.approx(142.8, abs=0.1)
+    assert (meta["class_names"] == CLASS_NAMES
+            and meta["intrinsics"]["fx"] == pytest.approx(142.8, abs=0.1))
     depth2, labels2 = load_frames(tmp_path)
     assert depth2.dtype == np.float32
     np.testing.assert_array_equal(labels2, labels)

@@ -106,7 +106,8 @@ def test_depth_responses_of_consecutive_or_drawn_rows_equal_one_response_at_a_ti
         for r, c in list(zip(*np.nonzero(depth > 0)))[:60]:
             for first, n in ((0, 37), (5, 20), (36, 1)):
                 got = block(params, first, n, store, i, r, c)
-                want = [K.response(K.KIND_DEPTH, p, store, i, r, c) for p in params[first:first + n]]
+                want = [K.response(K.KIND_DEPTH, p, store, i, r, c)
+                        for p in params[first:first + n]]
                 assert np.isnan(got[:2]).all() and np.isnan(got[2 + n:]).all()
                 assert np.array_equal(got[2:2 + n].view(np.uint32),
                                       np.float32(want).view(np.uint32))

@@ -2,9 +2,9 @@
 its objective against LSearch's."""
 import numpy as np
 import pytest
-from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 from jungleseg.jungle import _clustersearch, _lsearch
+from jungleseg.jungle._criterion import ENTROPY, GINI, hist_cost, make_phi_table
 
 from .test_lsearch import make_level, objective_from_scratch, tree_costs
 

@@ -34,7 +34,8 @@ def test_each_dag_gets_its_own_images_while_they_last():
     assert set.union(*per_dag) == set(range(6))  # two per DAG, none shared
     wrapped = by_image(sample_image, 6, 4, 2, seed=0)  # 8 wanted of 6: the order wraps
     second = set(sample_image[wrapped.sample[wrapped.dag == 1]])
-    assert len(second) == 4 and len(second & set(sample_image[wrapped.sample[wrapped.dag == 0]])) == 2
+    assert (len(second) == 4
+            and len(second & set(sample_image[wrapped.sample[wrapped.dag == 0]])) == 2)
 
 
 def test_bad_entries_are_refused():

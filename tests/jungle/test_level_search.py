@@ -3,10 +3,10 @@ level optimised as its own task, whichever optimiser, worker count or task order
 DAG's result what a call on it alone gives."""
 import numpy as np
 import pytest
-from jungleseg._rng import derive
-from jungleseg.jungle._criterion import ENTROPY, GINI, make_phi_table
 
+from jungleseg._rng import derive
 from jungleseg.jungle import _clustersearch, _lsearch
+from jungleseg.jungle._criterion import ENTROPY, GINI, make_phi_table
 from jungleseg.jungle._level_search import _LSEARCH_STREAM, METHODS, optimise_level
 
 from .test_lsearch import make_level, objective_from_scratch, tree_costs

@@ -3,7 +3,10 @@ unlimited the standard tree."""
 import numpy as np
 import pytest
 
-from .test_baselines import M, data, fit, parents  # noqa: F401 (data is a fixture)
+from . import test_baselines
+from .test_baselines import M, fit, parents
+
+data = test_baselines.data  # the baselines' module-scoped fixture: pytest finds it by this name
 
 
 @pytest.mark.parametrize("max_nodes", [None, 61])

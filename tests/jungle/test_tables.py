@@ -280,8 +280,8 @@ def test_models_do_not_depend_on_the_thread_count():
     digests = []
     for n_threads in (1, 2, 3):
         env = {**os.environ, "NUMBA_NUM_THREADS": str(n_threads)}
-        run = subprocess.run([sys.executable, "-c", _EVERY_REGION_PARALLEL + _FIT_AND_HASH], env=env,
-                             capture_output=True, text=True, timeout=600)
+        run = subprocess.run([sys.executable, "-c", _EVERY_REGION_PARALLEL + _FIT_AND_HASH],
+                             env=env, capture_output=True, text=True, timeout=600)
         assert run.returncode == 0, run.stderr[-2000:]
         digests.append(run.stdout.split()[-1])
     assert len(set(digests)) == 1, digests

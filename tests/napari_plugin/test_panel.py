@@ -1,6 +1,5 @@
 """The panel in a real napari viewer under Xvfb: a short basic panel, a collapsed Advanced
 section holding every other knob with its tooltip, layer lists without outputs, one width."""
-import numpy as np
 import pytest
 
 from .scenes import stripes_and_checks, strokes

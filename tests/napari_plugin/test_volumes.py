@@ -92,7 +92,7 @@ def test_paint_on_a_channels_last_layer_lands_on_the_right_pixels(viewer_and_wid
     truth[h // 2:, :] += 2  # four quadrants, each its own pair of channel values
     means = {1: (0.2, 0.8, 0.5, 0.5, 0.5), 2: (0.8, 0.2, 0.5, 0.5, 0.5),
              3: (0.2, 0.2, 0.5, 0.5, 0.5), 4: (0.8, 0.8, 0.5, 0.5, 0.5)}
-    image = np.stack([np.vectorize(lambda t: means[t][c])(truth) for c in range(5)], axis=2)
+    image = np.stack([np.vectorize(lambda t, c=c: means[t][c])(truth) for c in range(5)], axis=2)
     image = (image + rng.normal(0, 0.05, image.shape)).astype(np.float32)
     layer = viewer.add_image(image, name="multi")  # (H, W, C): napari shows W x C planes
     widget.image.value, widget.kind.value = layer, "channels"

@@ -6,13 +6,29 @@ import h5py
 import numpy as np
 import pytest
 
-from jungleseg import (ColourFeatures, JungleSegmenter, ModelFileError, load_model, save_model,
-                       segment, segment_prepared)
+from jungleseg import (
+    ColourFeatures,
+    JungleSegmenter,
+    ModelFileError,
+    load_model,
+    save_model,
+    segment,
+    segment_prepared,
+)
 from jungleseg.datasets.faces import render_faces
 from jungleseg.io import _json_default
-from jungleseg.segmentation._context import (cheap_pad, chain_margin, clone, context_family,
-                                             fold_of, image_shapes, out_of_fold, stage_input,
-                                             stage_store, store_images)
+from jungleseg.segmentation._context import (
+    chain_margin,
+    cheap_pad,
+    clone,
+    context_family,
+    fold_of,
+    image_shapes,
+    out_of_fold,
+    stage_input,
+    stage_store,
+    store_images,
+)
 
 FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
 

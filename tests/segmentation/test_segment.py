@@ -13,10 +13,9 @@ from jungleseg import (
     segment_frames,
     segment_prepared,
 )
+from jungleseg._workers import threads
 from jungleseg.datasets.faces import render_faces
 from jungleseg.datasets.kinect import render_frames
-
-from jungleseg._workers import threads
 
 from .scenes import textured
 
@@ -95,7 +94,8 @@ def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
     with pytest.raises(ValueError, match="not in the store"):
         segment_prepared(from_store.jungle_, store, 2)
     with pytest.raises(ValueError, match="channels"):
-        segment_prepared(from_store.jungle_, ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
+        segment_prepared(from_store.jungle_,
+                         ColourFeatures(input="grey", smoothing_scales=(1,)).prepare(images))
 
 
 def test_smoothing_is_kept_with_the_model_and_removes_isolated_errors(tmp_path):

@@ -118,7 +118,8 @@ def _build_body(scenes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     ellipsoid("chest", _at(waist, r_upper, zero, 0.45 * length("upper_spine"), zero), r_upper,
               0.17 * s * g, 0.6 * length("upper_spine"), 0.10 * s * g, split=True)  # fmt: skip
     ellipsoid("abdomen", _at(waist, r_lower, zero, -0.3 * length("lower_spine"), zero), r_lower,
-              0.145 * s * g, 0.8 * length("lower_spine"), 0.10 * s * g**1.3, split=True)  # fmt: skip
+              0.145 * s * g, 0.8 * length("lower_spine"), 0.10 * s * g**1.3,
+              split=True)  # fmt: skip
     ellipsoid("pelvis", _at(pelvis, r_pelvis, zero, -0.01 * h, zero), r_pelvis,
               0.165 * s * g, 0.07 * h, 0.105 * s * g, split=True)  # fmt: skip
 
@@ -144,7 +145,8 @@ def _build_body(scenes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         ankle_height = 0.039 * h
         foot = _at(ankle, r_foot, zero, -0.55 * ankle_height, 0.25 * length("foot"))
 
-        capsule(f"{side}_shoulder", _at(neck_base, r_upper, zero, -0.03 * h, zero), shoulder, 0.06 * s * g)
+        capsule(f"{side}_shoulder", _at(neck_base, r_upper, zero, -0.03 * h, zero), shoulder,
+                0.06 * s * g)
         capsule(f"{side}_upper_arm", shoulder, elbow, 0.047 * s * g)
         capsule(f"{side}_forearm", elbow, wrist, 0.037 * s * g**0.8)
         ellipsoid(f"{side}_hand", hand, r_hand, 0.022 * s, 0.5 * length("hand"), 0.045 * s)
@@ -176,7 +178,8 @@ def _vertical_extent(geo: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray
     return low, high
 
 
-def _to_camera(scenes: dict[str, np.ndarray], geo: dict[str, np.ndarray], size: tuple[int, int]) -> dict:
+def _to_camera(scenes: dict[str, np.ndarray], geo: dict[str, np.ndarray],
+               size: tuple[int, int]) -> dict:
     """Place bodies in the world, aim the camera and express everything in camera coordinates.
 
     Returns the arrays consumed by the ray-casting kernel.
@@ -198,7 +201,8 @@ def _to_camera(scenes: dict[str, np.ndarray], geo: dict[str, np.ndarray], size: 
     shift = np.einsum("nij,nj->ni", r_world_to_cam, position - camera)
 
     def point(p: np.ndarray) -> np.ndarray:
-        return np.einsum("nij,n...j->n...i", rot, p) + shift.reshape((n,) + (1,) * (p.ndim - 2) + (3,))
+        return (np.einsum("nij,n...j->n...i", rot, p)
+                + shift.reshape((n,) + (1,) * (p.ndim - 2) + (3,)))
 
     def vector(v: np.ndarray) -> np.ndarray:
         return np.einsum("nij,n...j->n...i", rot, v)
@@ -235,7 +239,8 @@ def _to_camera(scenes: dict[str, np.ndarray], geo: dict[str, np.ndarray], size: 
         np.where(behind, height - 1, np.minimum(np.ceil(v.max(-1)), height - 1)),
     ], axis=-1).astype(np.int64)  # fmt: skip
 
-    split = np.concatenate([point(geo["split_centre"]), vector(geo["split_lr"]), vector(geo["split_ud"])], -1)
+    split = np.concatenate([point(geo["split_centre"]), vector(geo["split_lr"]),
+                            vector(geo["split_ud"])], -1)
     return {
         "params": params,
         "split": split,

@@ -156,7 +156,8 @@ def _hash_uniform(seed, counter):
 
 @njit(cache=True, parallel=True)
 def _sensor(
-    clean_depth, clean_labels, noise_seed, edge_dropout, flip, mirror_label, noise_coeff, jump, depth, labels
+    clean_depth, clean_labels, noise_seed, edge_dropout, flip, mirror_label, noise_coeff, jump,
+    depth, labels
 ):
     """Add Kinect-like noise, 1 mm quantisation, edge dropouts and optional mirroring."""
     n, height, width = clean_depth.shape
@@ -209,8 +210,9 @@ def _render_scenes(
     clean_depth = np.empty(depth.shape, dtype=np.float32)
     clean_labels = np.empty(labels.shape, dtype=np.uint8)
     _raycast(
-        _PRIM_KIND, cam["params"], cam["split"], _PRIM_LABELS, _PRIM_MASK, cam["box"], cam["joints"],
-        cam["joint_r2"], _JOINT_LABEL, _JOINT_BITS, cam["intrinsics"], clean_depth, clean_labels,
+        _PRIM_KIND, cam["params"], cam["split"], _PRIM_LABELS, _PRIM_MASK, cam["box"],
+        cam["joints"], cam["joint_r2"], _JOINT_LABEL, _JOINT_BITS, cam["intrinsics"],
+        clean_depth, clean_labels,
     )  # fmt: skip
     _sensor(
         clean_depth, clean_labels, scenes["noise_seed"], scenes["edge_dropout"], scenes["mirror"],
@@ -225,7 +227,8 @@ def _check_size(size: tuple[int, int]) -> tuple[int, int]:
     return height, width
 
 
-def render_frames(n: int, seed: int = 0, size: tuple[int, int] = (240, 320)) -> tuple[np.ndarray, np.ndarray]:
+def render_frames(n: int, seed: int = 0, size: tuple[int, int] = (240, 320)
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Render ``n`` synthetic Kinect depth frames with body-part labels.
 
     Parameters
@@ -260,7 +263,8 @@ def render_frames(n: int, seed: int = 0, size: tuple[int, int] = (240, 320)) -> 
     return depth, labels
 
 
-def render_frame(seed: int, index: int, size: tuple[int, int] = (240, 320)) -> tuple[np.ndarray, np.ndarray]:
+def render_frame(seed: int, index: int, size: tuple[int, int] = (240, 320)
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Render frame ``index`` of the run with the given seed.
 
     Parameters

@@ -91,7 +91,8 @@ _LOW, _HIGH = _LIMITS[:, 0], _LIMITS[:, 1]
 _SIGMA = np.radians(np.array(_per_angle(_TRUNK_SIGMA, _SIDE_SIGMA), dtype=float))
 # Trunk angles whose sign flips when the pose is mirrored left <-> right.
 _MIRROR_SIGN = np.ones(_N_ANGLES)
-_MIRROR_SIGN[[_A[a] for a in ("pelvis_roll", "spine_lat", "spine_twist", "neck_lat", "neck_twist")]] = -1.0
+_MIRROR_SIGN[[_A[a] for a in ("pelvis_roll", "spine_lat", "spine_twist", "neck_lat",
+                               "neck_twist")]] = -1.0
 _MIRROR_PERM = np.r_[
     np.arange(_N_TRUNK),
     np.arange(_N_TRUNK + _N_SIDE, _N_ANGLES),
@@ -189,9 +190,11 @@ def _bits(*names: str) -> int:
 # name, kind, labels [upper-left, upper-right, lower-left, lower-right],
 # joint spheres allowed to relabel its surface.
 _PRIMITIVES = [
-    ("head", _ELLIPSOID, ["left_upper_head", "right_upper_head", "left_lower_head", "right_lower_head"], 0),
+    ("head", _ELLIPSOID,
+     ["left_upper_head", "right_upper_head", "left_lower_head", "right_lower_head"], 0),
     ("neck", _CAPSULE, ["neck"] * 4, 0),
-    ("chest", _ELLIPSOID, ["left_upper_torso", "right_upper_torso"] * 2, _bits("left_shoulder", "right_shoulder")),
+    ("chest", _ELLIPSOID, ["left_upper_torso", "right_upper_torso"] * 2,
+     _bits("left_shoulder", "right_shoulder")),
     ("abdomen", _ELLIPSOID, ["left_lower_torso", "right_lower_torso"] * 2, 0),
     ("pelvis", _ELLIPSOID, ["left_lower_torso", "right_lower_torso"] * 2, 0),
     ("l_shoulder", _CAPSULE, ["left_upper_torso"] * 4, _bits("left_shoulder")),
@@ -212,7 +215,8 @@ _PRIMITIVES = [
 _P = {name: i for i, (name, *_) in enumerate(_PRIMITIVES)}
 _N_PRIM = len(_PRIMITIVES)
 _PRIM_KIND = np.array([kind for _, kind, _, _ in _PRIMITIVES], dtype=np.int64)
-_PRIM_LABELS = np.array([[_LABEL[n] for n in labels] for _, _, labels, _ in _PRIMITIVES], dtype=np.uint8)
+_PRIM_LABELS = np.array([[_LABEL[n] for n in labels] for _, _, labels, _ in _PRIMITIVES],
+                        dtype=np.uint8)
 _PRIM_MASK = np.array([mask for *_, mask in _PRIMITIVES], dtype=np.int64)
 
 # --------------------------------------------------------------------------
@@ -279,12 +283,14 @@ def _sample_scenes(seed: int, indices: np.ndarray) -> dict[str, np.ndarray]:
     direction = np.where(uni[:, _U_CROP_AXIS] % 0.5 < 0.25, -1.0, 1.0)
     offset = np.radians(12.0 + 10.0 * uni[:, _U_CROP_AMOUNT]) * direction
     azimuth = np.radians(4.0) * nrm[:, _Z_AZIMUTH] + np.where(crop & crop_horizontal, offset, 0.0)
-    pitch_offset = np.radians(3.0) * nrm[:, _Z_PITCH] + np.where(crop & ~crop_horizontal, 0.7 * offset, 0.0)
+    pitch_offset = (np.radians(3.0) * nrm[:, _Z_PITCH]
+                    + np.where(crop & ~crop_horizontal, 0.7 * offset, 0.0))
 
     return {
         "height": 1.4 + 0.6 * uni[:, _U_HEIGHT],
         "girth": 0.8 + 0.55 * uni[:, _U_GIRTH],
-        "segments": _SEGMENT_FRACTIONS * np.clip(1.0 + 0.05 * nrm[:, _Z_SEGMENTS:_Z_AZIMUTH], 0.88, 1.12),
+        "segments": _SEGMENT_FRACTIONS * np.clip(1.0 + 0.05 * nrm[:, _Z_SEGMENTS:_Z_AZIMUTH],
+                                                 0.88, 1.12),
         "angles": angles,
         "yaw": 2.0 * np.pi * uni[:, _U_YAW],
         "camera_height": 0.6 + 1.2 * uni[:, _U_CAM_HEIGHT],
