@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import write_results
+from _common import write_results  # noqa: E402
 
 
 def main() -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
-from _common import write_results
+from _common import write_results  # noqa: E402
 
 from jungleseg import ColourFeatures, evaluate, segment, segment_prepared  # noqa: E402
 from jungleseg.config import load_preset  # noqa: E402

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,10 @@ from jungleseg.datasets._paths import ENV_VAR
 from jungleseg.datasets._paths import data_root as resolve_data_root
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+
+# Benchmarks that tests run at tiny sizes write their figures here, not over the committed
+# ones in benchmarks/results/ (read by the docs); subprocesses inherit it.
+os.environ.setdefault("JUNGLESEG_RESULTS", tempfile.mkdtemp(prefix="jungleseg-results-"))
 
 
 def pytest_addoption(parser):
