@@ -7,6 +7,7 @@ estimator and segmentation), then model files (:mod:`jungleseg.io`), scores
 (:mod:`jungleseg.evaluate`), run configurations (:mod:`jungleseg.config`), the command
 line (:mod:`jungleseg.cli`) and data sets (:mod:`jungleseg.datasets`).
 """
+from ._lazy import lazy_attributes
 from ._version import __version__
 from .evaluate import Scores, confusion_matrix, evaluate, evaluate_jungle, scores
 from .export import export_c
@@ -53,10 +54,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # the estimators import scikit-learn (seconds): only when asked for
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -17,6 +17,7 @@ growth with LSearch, traversal, the trained model and the tabular estimator.
 - :mod:`._model`: :class:`Jungle`, a trained ensemble;
 - :mod:`._classes`: the estimators' shared parameters and :class:`JungleClassifier`.
 """
+from .._lazy import lazy_attributes
 from ._assembly import NodeRecords, prune
 from ._baselines import GROWTHS
 from ._criterion import CRITERIA, impurity, split_gain
@@ -35,10 +36,4 @@ _LAZY = {**{name: "._classes" for name in ("MAX_DEPTH", "SEARCHES", "JungleBase"
          **{name: "._grow" for name in ("GrowParams", "GrowStats")}, "grow": "._growth"}
 
 
-def __getattr__(name: str):
-    # the estimators import scikit-learn (seconds), the trainer its kernels: when asked for
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -138,3 +138,52 @@ def split_gain(left: ArrayLike, right: ArrayLike, criterion: str = "entropy") ->
     return impurity(left + right, criterion) - (
         n_left * impurity(left, criterion) + n_right * impurity(right, criterion)
     ) / n
+
+
+@njit(cache=True)
+def best_threshold(left, wl, parent, min_leaf, phi_table, criterion, costs):
+    """Best valid threshold of one candidate, from its left histograms ``left[t]``
+    (weights ``wl[t]``) and the parent histogram (both may be restricted to the classes
+    the parent holds). Writes each threshold's cost ``g(left) + g(right)`` (inf when a
+    side keeps fewer than ``min_leaf`` samples) to ``costs``; returns the best (t, cost),
+    or (-1, inf). Counts are not negative, so a threshold whose left weight equals the
+    previous one's has the same left histogram, hence the same cost: it is copied, not
+    computed again (no sample between two thresholds; many, on few distinct values)."""
+    w_parent = parent.sum()
+    best = np.inf
+    best_t = -1
+    for t in range(wl.shape[0]):
+        w = wl[t]
+        if t > 0 and w == wl[t - 1]:
+            costs[t] = costs[t - 1]  # not better than the best so far: it was compared
+            continue
+        costs[t] = np.inf
+        if w < min_leaf or w_parent - w < min_leaf:
+            continue
+        s_left = 0.0
+        s_right = 0.0
+        for c in range(parent.shape[0]):
+            s_left += phi(left[t, c], phi_table, criterion)
+            s_right += phi(parent[c] - left[t, c], phi_table, criterion)
+        cost = g_of(w, s_left, phi_table, criterion) + g_of(w_parent - w, s_right, phi_table,
+                                                            criterion)
+        costs[t] = cost
+        if cost < best:
+            best = cost
+            best_t = t
+    return best_t, best
+
+@njit(cache=True)
+def best_candidates(cand_t, cand_cost):
+    """Each node's best (candidate, threshold): the first of least cost."""
+    n = cand_t.shape[0]
+    best_k = np.full(n, -1, np.int64)
+    best_t = np.full(n, -1, np.int64)
+    best = np.full(n, np.inf)
+    for i in range(n):
+        for k in range(cand_t.shape[1]):
+            if cand_cost[i, k] < best[i]:
+                best[i] = cand_cost[i, k]
+                best_k[i] = k
+                best_t[i] = cand_t[i, k]
+    return best_k, best_t, best

@@ -36,13 +36,13 @@ from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_fo
 from ..features._kernels import at_sample, draw_candidates, response_at
 from ._assembly import level_record
 from ._baselines import level_capacity, top_per_dag
-from ._criterion import node_costs
+from ._criterion import best_candidates, node_costs
 from ._dgmml import dgmml_splits
 from ._entries import Entries
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
 from ._spread import counts_in_spread, node_spread
-from ._tables import THRESHOLD_SUBSAMPLE, best_candidates, split_tables
+from ._tables import THRESHOLD_SUBSAMPLE, split_tables
 
 _DRAW_STREAM = 2
 

@@ -3,6 +3,7 @@ on (:mod:`._sampling`), which image arrays it accepts (:mod:`._input`), and segm
 whole images, tiles and prepared stores (:mod:`._segment`) with probability smoothing
 (:mod:`._smoothing`), volumes (:mod:`._volume`), and image files into label files
 (:mod:`._files`)."""
+from .._lazy import lazy_attributes
 from ._files import segment_file
 from ._input import UNIT_SCALE, checked_image, training_values
 from ._sampling import STRATEGIES, sample_pixels
@@ -28,10 +29,4 @@ __all__ = ["JungleSegmenter", "SEGMENTATION_CONSTRAINTS", "STRATEGIES", "STREAM_
 _LAZY = {"JungleSegmenter": "._segmenter"}
 
 
-def __getattr__(name: str):
-    # the estimators import scikit-learn (seconds): only when asked for
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

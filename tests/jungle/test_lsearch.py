@@ -3,8 +3,14 @@ import numpy as np
 import pytest
 
 from jungleseg.jungle import _lsearch
-from jungleseg.jungle._criterion import ENTROPY, GINI, HELLINGER, hist_cost, make_phi_table
-from jungleseg.jungle._tables import best_threshold
+from jungleseg.jungle._criterion import (
+    ENTROPY,
+    GINI,
+    HELLINGER,
+    best_threshold,
+    hist_cost,
+    make_phi_table,
+)
 
 
 def make_level(rng, n_parents=6, n_cand=3, n_thr=4, n_classes=4, size=(8, 30)):

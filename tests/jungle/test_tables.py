@@ -13,9 +13,9 @@ from jungleseg._rng import derive, next_below, next_uniform
 from jungleseg.features import ColourFeatures, DepthFeatures, Samples, TabularFeatures
 from jungleseg.features._kernels import response
 from jungleseg.jungle import _tables
-from jungleseg.jungle._criterion import CRITERIA, hist_cost, make_phi_table
+from jungleseg.jungle._criterion import CRITERIA, best_threshold, hist_cost, make_phi_table
 from jungleseg.jungle._grow import draw_all, group_by_node, node_histograms, route
-from jungleseg.jungle._tables import THRESHOLD_STREAM, best_threshold, split_tables
+from jungleseg.jungle._tables import THRESHOLD_STREAM, split_tables
 
 
 def reference_tables(nodes, order, start, entry_sample, entry_weight, samples, store, kinds,
