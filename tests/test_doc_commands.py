@@ -65,16 +65,32 @@ sys.exit(main(argv))
 '''
 
 
-def bash_blocks(page: Path) -> list[tuple[int, str, str | None]]:
-    """(line, commands, reason not run or None) of each ```bash block of a page."""
+def code_blocks(page: Path) -> list[tuple[int, str, str, str | None]]:
+    """(line, language, code, reason not run or None) of each ```bash and ```python block
+    of a page, in page order."""
     text = page.read_text()
     blocks = []
-    for match in re.finditer(r"^```bash\n(.*?)^```", text, re.S | re.M):
+    for match in re.finditer(r"^```(bash|python)\n(.*?)^```", text, re.S | re.M):
         before = text[:match.start()].rstrip().splitlines()
         mark = SKIP_MARK.fullmatch(before[-1].strip()) if before else None
-        blocks.append((text[:match.start()].count("\n") + 1, match.group(1),
+        blocks.append((text[:match.start()].count("\n") + 1, match.group(1), match.group(2),
                        mark.group(1) if mark else None))
     return blocks
+
+
+def bash_blocks(page: Path) -> list[tuple[int, str, str | None]]:
+    """(line, commands, reason not run or None) of each ```bash block of a page."""
+    return [(line, code, reason) for line, language, code, reason in code_blocks(page)
+            if language == "bash"]
+
+
+def runs_whole(page: Path) -> bool:
+    """Whether a docs page's Python blocks run here with its commands, in page order (a
+    worked example whose commands read what its Python wrote); tests/test_docs.py runs
+    the Python blocks of the other pages, tests/test_readme.py the README's."""
+    return (page != REPO / "README.md"
+            and any(reason is None for _, _, reason in bash_blocks(page))
+            and any(language == "python" for _, language, _, _ in code_blocks(page)))
 
 
 PAGES_WITH_BLOCKS = [p for p in PAGES if bash_blocks(p)]
@@ -141,13 +157,15 @@ def test_page_commands_run(page, tmp_path, data_root):
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
            "JUNGLESEG_DATA": str(data_root)}
     ran = 0
-    for line, commands, reason in bash_blocks(page):
-        if reason is not None:
+    for line, language, code, reason in code_blocks(page):
+        if reason is not None or (language == "python" and not runs_whole(page)):
             continue
-        proc = subprocess.run(["bash", "-e", "-c", commands], cwd=work, env=env,
-                              capture_output=True, text=True, timeout=900)
+        command = ["bash", "-e", "-c", code] if language == "bash" else [sys.executable, "-c",
+                                                                            code]
+        proc = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
+                              timeout=900)
         assert proc.returncode == 0, (f"{page.name}:{line}: exit {proc.returncode}\n"
-                                      f"{commands}\n{proc.stdout[-2000:]}\n"
+                                      f"{code}\n{proc.stdout[-2000:]}\n"
                                       f"{proc.stderr[-3000:]}")
         assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
         ran += 1
