@@ -26,8 +26,9 @@ import tempfile
 from pathlib import Path
 
 from ._command import run_export
-from ._csource import header, planes_helper, source
+from ._csource import header, source
 from ._layout import VARIANTS, ExportError, build_layout, jungle_of
+from ._planes import planes_helper
 
 __all__ = ["VARIANTS", "ExportError", "compiled_size", "export_c",
            "footprint", "run_export"]

@@ -65,6 +65,14 @@ def type_bytes(ctype: str) -> int:
     return {"float": 4, "double": 8}.get(ctype) or int("".join(filter(str.isdigit, ctype))) // 8
 
 
+def c_float(x: float) -> str:
+    """A float32 value as a C literal that reads back bit for bit."""
+    x = float(np.float32(x))
+    if x == int(x) and abs(x) < 1 << 24 and not (x == 0 and np.signbit(x)):
+        return f"{int(x)}.0f"
+    return f"{x.hex()}f"
+
+
 def jungle_of(model):
     """The :class:`~jungleseg.Jungle` of a fitted estimator, or the model itself."""
     from ..jungle import Jungle

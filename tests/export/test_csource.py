@@ -1,0 +1,64 @@
+"""The C text of tabular models (:mod:`jungleseg.export._csource`): header, tables and
+tabular runtime, compiled with -Werror and compared with Python."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jungleseg import JungleClassifier
+from jungleseg.datasets.uci import load_uci
+from jungleseg.export import export_c
+from jungleseg.export._csource import c_array
+from jungleseg.export._harness import build_harness, run_harness
+
+from .conftest import NEEDS_GCC, built, proba_dtype
+
+
+@NEEDS_GCC
+@pytest.mark.parametrize("variant", ["float", "quantised"])
+@pytest.mark.parametrize("max_width", [8, None], ids=["jungle", "forest"])
+def test_tabular_matches_python(rows, tmp_path, variant, max_width):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=3, max_width=max_width, max_depth=8,
+                           random_state=0).fit(X[:400], y[:400])
+    _, program = built(clf, tmp_path, variant, "tabular")
+    rng = np.random.default_rng(1)
+    inputs = np.concatenate([X[400:], rng.normal(size=(200, 5)).astype(np.float32) * 20])
+    labels, proba, _ = run_harness(program, inputs, 4, proba_dtype(variant, 3), "tabular")
+    expected = clf.jungle_.label_indices(clf.predict_proba(inputs), axis=1)
+    if variant == "float":
+        np.testing.assert_array_equal(labels, expected)
+        np.testing.assert_allclose(proba, clf.predict_proba(inputs), atol=1e-6, rtol=0)
+    else:
+        assert np.mean(labels != expected) <= 0.01
+        assert np.abs(proba / (255.0 * 3) - clf.predict_proba(inputs)).max() < 0.01
+
+
+@NEEDS_GCC
+def test_tabular_real_data_and_prior_power(data_root, tmp_path):
+    X, y = load_uci("letter", data_root)
+    X, y = X[:3000], y[:3000]
+    clf = JungleClassifier(n_estimators=2, max_width=32, max_depth=12, prior_power=0.5,
+                           random_state=0).fit(X[:2000], y[:2000])
+    expected = clf.jungle_.label_indices(clf.predict_proba(X[2000:]), axis=1)
+    for variant, bits in (("float", 16), ("quantised", 16), ("quantised", 8)):
+        export_c(clf, tmp_path / f"{variant}{bits}", variant=variant, threshold_bits=bits)
+        program = build_harness(tmp_path / f"{variant}{bits}", "jungle", "tabular")
+        labels, _, _ = run_harness(program, X[2000:], 26, proba_dtype(variant, 2), "tabular")
+        # whole-number columns: the comparisons are exact, the leaves' rounding is not
+        assert np.mean(labels != expected) <= (0 if variant == "float" else 0.01)
+        if variant == "float":
+            np.testing.assert_array_equal(clf.classes_[labels], clf.predict(X[2000:]))
+
+
+def test_c_array_writes_rows_in_braces_and_floats_exactly():
+    text = c_array("t", "float", np.array([[0.1, 2.0], [-0.0, 3.5]], np.float32))
+    assert text.startswith("static const float t[2][2] = {\n")
+    body = text.split("{", 1)[1].rsplit("}", 1)[0]
+    items = body.replace("{", "").replace("}", "").replace(",", " ").split()
+    values = np.array([float.fromhex(v[:-1]) if "x" in v else float(v[:-1]) for v in items],
+                      np.float32)
+    np.testing.assert_array_equal(values.view(np.uint32),
+                                  np.array([0.1, 2.0, -0.0, 3.5], np.float32).view(np.uint32))
+    assert c_array("k", "int32_t", np.arange(3), static=False) == \
+        "const int32_t k[3] = {\n    0, 1, 2\n};\n"

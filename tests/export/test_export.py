@@ -1,0 +1,45 @@
+"""The C export's public API (:mod:`jungleseg.export`): what :func:`export_c` writes and
+returns, :func:`footprint`, and the models it refuses."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from jungleseg import JungleClassifier, VolumeFeatures
+from jungleseg.export import ExportError, export_c, footprint
+from jungleseg.export._layout import build_layout
+
+
+def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_path):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=2, max_width=4, max_depth=5, random_state=0).fit(X, y)
+    info = export_c(clf, tmp_path / "out", name="tiny", variant="quantised")
+    assert sorted(Path(f).name for f in info["files"]) == ["tiny.c", "tiny.h"]
+    assert (info["kind"], info["variant"], info["notes"]) == ("tabular", "quantised", [])
+    sizes = footprint(clf, "quantised")
+    assert (info["tables"], info["ram"]) == (sizes["tables"], sizes["ram"])
+    # 4 classes of uint16 sums and the row's 5 int16 codes on the stack
+    assert sizes["ram"] == 4 * 2 + 5 * 2
+    assert sizes["tables"] == build_layout(clf.jungle_, "quantised").table_bytes()
+    assert footprint(clf, "float")["ram"] == 4 * 4
+    assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
+
+
+def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
+    X, y = rows
+    jungle = JungleClassifier(n_estimators=1, max_width=4, random_state=0).fit(X, y).jungle_
+    volume = dataclasses.replace(jungle, family=VolumeFeatures())
+    with pytest.raises(ExportError, match="^volume features are not exported") as err:
+        export_c(volume, tmp_path)
+    assert "\n" not in str(err.value)
+    soft = dataclasses.replace(jungle, params={**jungle.params, "soft": 1.0})
+    with pytest.raises(ExportError, match="soft routing"):
+        export_c(soft, tmp_path)
+    with pytest.raises(ExportError, match="not a C identifier"):
+        export_c(jungle, tmp_path, name="1bad")
+    with pytest.raises(ExportError, match="unknown variant"):
+        export_c(jungle, tmp_path, variant="double")
+    with pytest.raises(ExportError, match="cannot export a str"):
+        export_c("model.h5", tmp_path)
