@@ -132,7 +132,7 @@ def main() -> None:
             figure.pop("stderr", None)
     path = write_results("first_run", {"targets": TARGETS, **figures})
     print(f"machine load (1 min) {figures['load_before']:.1f} before, "
-          f"{figures['load_after']:.1f} after; wrote {path.relative_to(ROOT)}")
+          f"{figures['load_after']:.1f} after; wrote {path}")
 
 
 if __name__ == "__main__":
