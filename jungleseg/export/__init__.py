@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ._command import run_export
 from ._csource import header, source
-from ._layout import VARIANTS, ExportError, build_layout, jungle_of
+from ._layout import VARIANTS, ExportError, jungle_of
+from ._packing import pack_layout
 from ._planes import planes_helper
 
 __all__ = ["VARIANTS", "ExportError", "compiled_size", "export_c",
@@ -50,7 +51,7 @@ def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 
     >>> footprint(clf, "quantised")["ram"]
     20
     """
-    layout = layout or build_layout(jungle_of(model), variant, threshold_bits)
+    layout = layout or pack_layout(jungle_of(model), variant, threshold_bits)
     acc = 4 if layout.variant == "float" else (2 if 255 * layout.n_dags < 1 << 16 else 4)
     ram = layout.n_classes * acc
     if layout.kind == "tabular" and layout.variant == "quantised":
@@ -102,7 +103,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
     jungle = jungle_of(model)
-    layout = build_layout(jungle, variant, threshold_bits)
+    layout = pack_layout(jungle, variant, threshold_bits)
     family = jungle.family.to_dict()
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)

@@ -277,16 +277,38 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         read = """    const float *x = features;
     int32_t g;
 """
-    return f"""static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)
+    packed = layout.packed
+    tb = packed.threshold_bits
+    if quantised:
+        threshold = f"(int32_t)t - {packed.threshold_bias}" if packed.threshold_bias else \
+            "(int32_t)t"
+    else:
+        threshold = f"{n}_threshold_value[t]"
+    return f"""/* the {{width}} bits (at most 25) at bit {{at}} of the node stream */
+static uint32_t {n}_field(uint32_t at, uint32_t width)
 {{
-    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
-    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
+    const uint8_t *p = {n}_nodes + (at >> 3);
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+        | (uint32_t)p[3] << 24;
+    return (v >> (at & 7u)) & ((1u << width) - 1u);
+}}
+
+/* DAG g's leaf row: a node is column ({packed.column_bits} bits), threshold ({tb} bits), left
+ * and right child codes ({n}_level_child_bits of its level each) */
+static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)
+{{
+    uint32_t level = {n}_dag_level[g], k = {n}_root[g], at = {n}_dag_bit[g];
+    uint32_t count = {n}_level_count[level];
     while (k < count) {{
-        uint32_t i = first + k;
-        k = x[{n}_feature[i]] < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
+        uint32_t child = {n}_level_child_bits[level];
+        uint32_t node = at + k * ({packed.column_bits + tb}u + 2u * child);
+        uint32_t column = {n}_field(node, {packed.column_bits}u);
+        uint32_t t = {n}_field(node + {packed.column_bits}u, {tb}u);
+        uint32_t right = x[column] < {threshold} ? 0u : child;
+        k = {n}_field(node + {packed.column_bits + tb}u + right, child);
+        at += count * ({packed.column_bits + tb}u + 2u * child);
         level++;
-        first = {n}_level_first[level];
-        count = {n}_level_first[level + 1] - first;
+        count = {n}_level_count[level];
     }}
     return k - count;
 }}

@@ -129,6 +129,7 @@ class Layout:
     background: int = 0
     smoothing: int = 0
     quant: dict = field(default_factory=dict)  # the quantised variant's scales
+    packed: object = None  # tabular: the nodes as a bit stream (._packing.pack_layout)
 
     @property
     def n_split(self) -> int:
@@ -152,14 +153,18 @@ class Layout:
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
-        out = {"root": (self.code_type, self.roots), "left": (self.code_type, self.left),
-               "right": (self.code_type, self.right),
-               "level_first": (c_int_type(0, self.n_split), self.level_first),
+        out = {"root": (self.code_type, self.roots),
                "dag_level": (c_int_type(0, len(self.level_first)), self.dag_level)}
+        if self.packed is not None:
+            out.update(self.packed.tables())
+        else:
+            out.update({"left": (self.code_type, self.left), "right": (self.code_type, self.right),
+                        "level_first": (c_int_type(0, self.n_split), self.level_first)})
         quantised = self.variant == "quantised"
         if self.kind == "tabular":
-            out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
-            out["threshold"] = (self.threshold_type, self.threshold)
+            if self.packed is None:
+                out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
+                out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
                 out["shift"] = ("int8_t", self.quant["shift"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),

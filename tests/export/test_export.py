@@ -9,7 +9,7 @@ import pytest
 
 from jungleseg import JungleClassifier, VolumeFeatures
 from jungleseg.export import ExportError, export_c, footprint
-from jungleseg.export._layout import build_layout
+from jungleseg.export._packing import pack_layout
 
 
 def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_path):
@@ -22,7 +22,7 @@ def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_pat
     assert (info["tables"], info["ram"]) == (sizes["tables"], sizes["ram"])
     # 4 classes of uint16 sums and the row's 5 int16 codes on the stack
     assert sizes["ram"] == 4 * 2 + 5 * 2
-    assert sizes["tables"] == build_layout(clf.jungle_, "quantised").table_bytes()
+    assert sizes["tables"] == pack_layout(clf.jungle_, "quantised").table_bytes()
     assert footprint(clf, "float")["ram"] == 4 * 4
     assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
 
