@@ -14,6 +14,7 @@ import numpy as np
 from .._version import __version__
 from ._image_runtime import colour_runtime, depth_runtime
 from ._layout import DEPTH_LIMIT_Q, FIXED_LIMIT, Layout, c_float
+from ._packing import FIELD_LIMIT
 
 
 def c_array(name: str, ctype: str, values: np.ndarray, static: bool = True) -> str:
@@ -266,11 +267,16 @@ static int32_t {n}_fixed(const float *x, int32_t shift)
 def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     quantised = layout.variant == "quantised"
     if quantised:
+        divide = "" if "step" not in layout.tables() else f"""\
+        /* floor(v / 2^step): the column's thresholds share their last step bits */
+        v = v >= 0 ? v >> {n}_step[j]
+            : -(int32_t)(((uint32_t)-v + ((uint32_t)1 << {n}_step[j]) - 1u) >> {n}_step[j]);
+"""
         read = f"""    int16_t x[{n}_N_FEATURES];
     int32_t j, g;
     for (j = 0; j < {n}_N_FEATURES; j++) {{
         int32_t v = {n}_fixed(&features[j], {n}_shift[j]) - {n}_offset[j];
-        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
+{divide}        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
     }}
 """
     else:
@@ -278,7 +284,15 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     int32_t g;
 """
     packed = layout.packed
-    tb = packed.threshold_bits
+    cb, tb = packed.column_bits, packed.threshold_bits
+    if cb + tb <= FIELD_LIMIT:  # column and threshold in one read
+        read_test = f"""            test = {n}_field(node, {cb + tb}u);
+            t = test >> {cb};
+"""
+    else:
+        read_test = f"""            test = {n}_field(node, {cb}u);
+            t = {n}_field(node + {cb}u, {tb}u);
+"""
     if quantised:
         threshold = f"(int32_t)t - {packed.threshold_bias}" if packed.threshold_bias else \
             "(int32_t)t"
@@ -293,33 +307,60 @@ static uint32_t {n}_field(uint32_t at, uint32_t width)
     return (v >> (at & 7u)) & ((1u << width) - 1u);
 }}
 
-/* DAG g's leaf row: a node is column ({packed.column_bits} bits), threshold ({tb} bits), left
- * and right child codes ({n}_level_child_bits of its level each) */
-static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)
+/* the bits of a child code of level l's nodes: enough for the next level's split nodes
+ * and the leaf rows */
+static uint32_t {n}_child_bits(uint32_t l)
 {{
-    uint32_t level = {n}_dag_level[g], k = {n}_root[g], at = {n}_dag_bit[g];
-    uint32_t count = {n}_level_count[level];
-    while (k < count) {{
-        uint32_t child = {n}_level_child_bits[level];
-        uint32_t node = at + k * ({packed.column_bits + tb}u + 2u * child);
-        uint32_t column = {n}_field(node, {packed.column_bits}u);
-        uint32_t t = {n}_field(node + {packed.column_bits}u, {tb}u);
-        uint32_t right = x[column] < {threshold} ? 0u : child;
-        k = {n}_field(node + {packed.column_bits + tb}u + right, child);
-        at += count * ({packed.column_bits + tb}u + 2u * child);
-        level++;
-        count = {n}_level_count[level];
+    uint32_t top = {n}_level_count[l + 1] + {layout.n_leaves - 1}u, bits = 1;
+    while (top >> bits) {{
+        bits++;
     }}
-    return k - count;
+    return bits;
+}}
+
+/* The leaf row each DAG reaches, the DAGs walked side by side (their steps do not wait
+ * for each other). A node is column ({cb} bits), threshold ({tb} bits), left and right
+ * child codes ({n}_child_bits of its level each). */
+static void {n}_walk(const {'int16_t' if quantised else 'float'} *x, uint32_t *leaf)
+{{
+    uint32_t level[{n}_N_DAGS], at[{n}_N_DAGS], count[{n}_N_DAGS];
+    int32_t g, busy = 1;
+    for (g = 0; g < {n}_N_DAGS; g++) {{
+        level[g] = {n}_dag_level[g];
+        leaf[g] = {n}_root[g];
+        at[g] = {n}_dag_bit[g];
+        count[g] = {n}_level_count[level[g]];
+    }}
+    while (busy) {{
+        busy = 0;
+        for (g = 0; g < {n}_N_DAGS; g++) {{
+            uint32_t k = leaf[g], child, node, test, t, right;
+            if (k >= count[g]) {{
+                continue;
+            }}
+            child = {n}_child_bits(level[g]);
+            node = at[g] + k * ({cb + tb}u + 2u * child);
+{read_test}            right = x[test & {(1 << cb) - 1}u] < {threshold} ? 0u : child;
+            leaf[g] = {n}_field(node + {cb + tb}u + right, child);
+            at[g] += count[g] * ({cb + tb}u + 2u * child);
+            count[g] = {n}_level_count[++level[g]];
+            busy = 1;
+        }}
+    }}
+    for (g = 0; g < {n}_N_DAGS; g++) {{
+        leaf[g] -= count[g];
+    }}
 }}
 
 static void {n}_sum(const float *features, {acc} *acc)
 {{
-{read}    for (g = 0; g < {n}_N_CLASSES; g++) {{
+{read}    uint32_t leaf[{n}_N_DAGS];
+    for (g = 0; g < {n}_N_CLASSES; g++) {{
         acc[g] = 0;
     }}
+    {n}_walk(x, leaf);
     for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf({n}_walk(g, x), acc);
+        {n}_add_leaf(leaf[g], acc);
     }}
 {scale_call}}}
 

@@ -167,6 +167,8 @@ class Layout:
                 out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
                 out["shift"] = ("int8_t", self.quant["shift"])
+                if np.any(self.quant["step"]):
+                    out["step"] = ("uint8_t", self.quant["step"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),
                                             int(self.quant["offset"].max(initial=0))),
                                  self.quant["offset"])
@@ -328,7 +330,9 @@ def _quantise(layout: Layout, jungle, threshold_bits: int = 16) -> None:
         n = layout.n_features
         shift = np.zeros(n, np.int64)
         offset = np.zeros(n, np.int64)
+        step = np.zeros(n, np.int64)
         q = np.zeros(layout.n_split, np.int64)
+        unreduced, plain_offset = np.zeros(layout.n_split, np.int64), np.zeros(n, np.int64)
         for j in range(n):
             at = np.flatnonzero(layout.feature == j)
             if not at.size:
@@ -338,11 +342,30 @@ def _quantise(layout: Layout, jungle, threshold_bits: int = 16) -> None:
             s = _exact_shift(t, span)
             if s is None:
                 s = _largest_shift(float(t.min()), float(t.max()), span)
-            low, high = fixed_ceil(t.min(), s), fixed_ceil(t.max(), s)
-            shift[j], offset[j] = s, (low + high) // 2
-            q[at] = [fixed_ceil(v, s) - offset[j] for v in t]
-        layout.threshold = q
-        layout.quant = {"shift": shift, "offset": offset}
+            fixed = np.array([fixed_ceil(v, s) for v in t], np.int64)
+            plain = fixed - (int(fixed.min()) + int(fixed.max())) // 2
+            # thresholds that share their last e bits: compare floor((code - r) / 2^e),
+            # which orders a code against each of them as the code itself does
+            e = 0
+            while e < 24 and np.all((fixed - fixed[0]) % (2 << e) == 0):
+                e += 1
+            reduced = (fixed - fixed[0]) >> e
+            middle = (int(reduced.min()) + int(reduced.max())) // 2
+            shift[j], step[j] = s, e
+            offset[j] = int(fixed[0]) % (1 << e) + ((int(fixed[0]) >> e) + middle << e)
+            q[at] = reduced - middle
+            unreduced[at] = plain
+            plain_offset[j] = (int(fixed.min()) + int(fixed.max())) // 2
+        # steps cost a table and a division: taken only when they narrow the thresholds
+        def bits(v):
+            return int(v.max(initial=0) - v.min(initial=0)).bit_length()
+
+        if bits(q) < bits(unreduced):
+            layout.threshold = q
+            layout.quant = {"shift": shift, "offset": offset, "step": step}
+        else:
+            layout.threshold = unreduced
+            layout.quant = {"shift": shift, "offset": plain_offset, "step": step * 0}
     elif layout.kind == "depth":
         p = np.abs(layout.params.astype(np.float64)).max(initial=1.0)
         param_shift = 0

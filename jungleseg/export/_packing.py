@@ -7,16 +7,18 @@ Byte-wide tables round each of them up to 8, 16 or 32 bits; here a node is the f
 
 written least significant bit first, one node after the other in DAG and level order.
 The two child codes take the bits of their *level* (``level_child_bits``: enough for the
-next level's split nodes plus the leaf rows), so the narrow levels near the roots and
-the leaves cost fewer bits than the widest. The thresholds are
+next level's split nodes plus the leaf rows; the runtime derives them from
+``level_count``), so the narrow levels near the roots and the leaves cost fewer bits than
+the widest. The thresholds are
 
 - float variant: the index of the threshold in ``threshold_value``, the model's distinct
   float32 thresholds in increasing order (binned models have few: the bin cuts);
 - quantised variant: the fixed-point threshold plus ``threshold_bias``, unsigned.
 
 The runtime walks a DAG level by level and keeps the bit position of the level it is on
-(``dag_bit`` holds each DAG's first); a field of at most 25 bits is read from the four
-bytes it starts in, so the stream is padded with three bytes.
+(``dag_bit`` holds each DAG's first), walking all DAGs side by side so that their steps
+overlap; a field of at most 25 bits is read from the four bytes it starts in, so the
+stream is padded with three bytes.
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ class PackedNodes:
     threshold_value: np.ndarray | None  # float variant: distinct thresholds, increasing
     threshold_bias: int  # quantised variant: stored threshold = threshold + bias
     level_count: np.ndarray  # split nodes of each level (0 ends a DAG)
-    level_child_bits: np.ndarray  # bits of a child code of each level's nodes
+    level_child_bits: np.ndarray  # bits of a child code of each level's nodes (not a table)
     dag_bit: np.ndarray  # bit position of each DAG's first node
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
@@ -53,7 +55,6 @@ class PackedNodes:
         out = {"nodes": ("uint8_t", self.stream),
                "level_count": (c_int_type(0, int(self.level_count.max(initial=0))),
                                self.level_count),
-               "level_child_bits": ("uint8_t", self.level_child_bits),
                "dag_bit": (c_int_type(0, int(self.dag_bit.max(initial=0))), self.dag_bit)}
         if self.threshold_value is not None:
             out["threshold_value"] = ("float", self.threshold_value)
