@@ -35,7 +35,8 @@ __all__ = ["VARIANTS", "ExportError", "compiled_size", "export_c",
            "footprint", "run_export"]
 
 
-def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 16) -> dict:
+def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 16,
+              style: str = "tables") -> dict:
     """What the exported model needs on a device, without compiling it.
 
     Returns ``{'tables': bytes of the constant tables (flash), 'ram': bytes of the arrays
@@ -49,18 +50,20 @@ def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = JungleClassifier(n_estimators=2, max_width=4, random_state=0).fit(X, y)
     >>> footprint(clf, "quantised")["ram"]
-    20
+    46
     """
-    layout = layout or pack_layout(jungle_of(model), variant, threshold_bits)
+    layout = layout or pack_layout(jungle_of(model), variant, threshold_bits, style)
     acc = 4 if layout.variant == "float" else (2 if 255 * layout.n_dags < 1 << 16 else 4)
     ram = layout.n_classes * acc
+    if layout.kind == "tabular":  # each DAG's leaf row, and the packed walk's state
+        ram += 4 * layout.n_dags * (1 if layout.inline else 4)
     if layout.kind == "tabular" and layout.variant == "quantised":
         ram += 2 * layout.n_features  # the row's 16-bit codes
     return {"tables": layout.table_bytes(), "ram": ram}
 
 
 def export_c(model, directory: str | os.PathLike, name: str = "jungle",
-             variant: str = "float", threshold_bits: int = 16) -> dict:
+             variant: str = "float", threshold_bits: int = 16, style: str = "tables") -> dict:
     """Write ``model`` as self-contained C99 source and header into ``directory``.
 
     Parameters
@@ -77,6 +80,9 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
         Quantised tabular models: bits of a column's codes and thresholds. 8 halves the
         node tables; it is exact for columns of whole numbers spanning at most 254, and
         otherwise rounds each column to 255 steps (check the labels on your data).
+    style : {'tables', 'inline'}
+        Tabular models: the nodes as packed tables walked by a loop (the least flash), or
+        as code, one comparison and branch per node (faster, several times the flash).
 
     Returns
     -------
@@ -103,7 +109,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
     jungle = jungle_of(model)
-    layout = pack_layout(jungle, variant, threshold_bits)
+    layout = pack_layout(jungle, variant, threshold_bits, style)
     family = jungle.family.to_dict()
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)

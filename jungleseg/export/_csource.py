@@ -14,6 +14,7 @@ import numpy as np
 from .._version import __version__
 from ._image_runtime import colour_runtime, depth_runtime
 from ._layout import DEPTH_LIMIT_Q, FIXED_LIMIT, Layout, c_float
+from ._inline import inline_walk
 from ._packing import FIELD_LIMIT
 
 
@@ -283,6 +284,37 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         read = """    const float *x = features;
     int32_t g;
 """
+    walk = inline_walk(layout, n) if layout.inline else _packed_walk(layout, n)
+    return f"""{walk}
+static void {n}_sum(const float *features, {acc} *acc)
+{{
+{read}    uint32_t leaf[{n}_N_DAGS];
+    for (g = 0; g < {n}_N_CLASSES; g++) {{
+        acc[g] = 0;
+    }}
+    {n}_walk(x, leaf);
+    for (g = 0; g < {n}_N_DAGS; g++) {{
+        {n}_add_leaf(leaf[g], acc);
+    }}
+{scale_call}}}
+
+void {n}_predict_proba(const float *features, {n}_proba_t *proba)
+{{
+    {n}_sum(features, proba);
+}}
+
+int32_t {n}_predict(const float *features)
+{{
+    {acc} p[{n}_N_CLASSES];
+    {n}_sum(features, p);
+    return {n}_best(p);
+}}
+"""
+
+
+def _packed_walk(layout: Layout, n: str) -> str:
+    """The table runtime's ``<name>_walk``: the DAGs' walks over the node stream."""
+    quantised = layout.variant == "quantised"
     packed = layout.packed
     cb, tb = packed.column_bits, packed.threshold_bits
     if cb + tb <= FIELD_LIMIT:  # column and threshold in one read
@@ -351,28 +383,5 @@ static void {n}_walk(const {'int16_t' if quantised else 'float'} *x, uint32_t *l
         leaf[g] -= count[g];
     }}
 }}
-
-static void {n}_sum(const float *features, {acc} *acc)
-{{
-{read}    uint32_t leaf[{n}_N_DAGS];
-    for (g = 0; g < {n}_N_CLASSES; g++) {{
-        acc[g] = 0;
-    }}
-    {n}_walk(x, leaf);
-    for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf(leaf[g], acc);
-    }}
-{scale_call}}}
-
-void {n}_predict_proba(const float *features, {n}_proba_t *proba)
-{{
-    {n}_sum(features, proba);
-}}
-
-int32_t {n}_predict(const float *features)
-{{
-    {acc} p[{n}_N_CLASSES];
-    {n}_sum(features, p);
-    return {n}_best(p);
-}}
 """
+

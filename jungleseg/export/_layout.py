@@ -130,6 +130,7 @@ class Layout:
     smoothing: int = 0
     quant: dict = field(default_factory=dict)  # the quantised variant's scales
     packed: object = None  # tabular: the nodes as a bit stream (._packing.pack_layout)
+    inline: bool = False  # tabular: the nodes written as code (._inline), not tables
 
     @property
     def n_split(self) -> int:
@@ -155,14 +156,16 @@ class Layout:
         """Every constant table of the model by name: (C type, values)."""
         out = {"root": (self.code_type, self.roots),
                "dag_level": (c_int_type(0, len(self.level_first)), self.dag_level)}
-        if self.packed is not None:
+        if self.inline:  # the nodes are code
+            out = {}
+        elif self.packed is not None:
             out.update(self.packed.tables())
         else:
             out.update({"left": (self.code_type, self.left), "right": (self.code_type, self.right),
                         "level_first": (c_int_type(0, self.n_split), self.level_first)})
         quantised = self.variant == "quantised"
         if self.kind == "tabular":
-            if self.packed is None:
+            if self.packed is None and not self.inline:
                 out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
                 out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:

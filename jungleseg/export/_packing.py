@@ -28,6 +28,8 @@ import numpy as np
 
 from ._layout import ExportError, Layout, build_layout, c_int_type
 
+#: How the nodes are written: packed tables and a loop, or code (:mod:`._inline`).
+STYLES = ("tables", "inline")
 #: Widest field a runtime read takes (a 32-bit read shifted by up to 7 bits).
 FIELD_LIMIT = 25
 
@@ -105,10 +107,19 @@ def pack_nodes(layout: Layout) -> PackedNodes:
                        dag_bit=level_at[np.asarray(layout.dag_level, np.int64)])
 
 
-def pack_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> Layout:
+def pack_layout(jungle, variant: str = "float", threshold_bits: int = 16,
+                style: str = "tables") -> Layout:
     """:func:`~._layout.build_layout`, with a tabular model's nodes packed as a bit
-    stream (what the export writes)."""
+    stream (``style='tables'``) or marked to be written as code (``'inline'``): what the
+    export writes."""
+    if style not in STYLES:
+        raise ExportError(f"unknown style {style!r}: expected one of {', '.join(STYLES)}")
     layout = build_layout(jungle, variant, threshold_bits)
-    if layout.kind == "tabular":
+    if style == "inline":
+        if layout.kind != "tabular":
+            raise ExportError(f"style 'inline' covers tabular models, not {layout.kind} "
+                              "models: use style 'tables'")
+        layout.inline = True
+    elif layout.kind == "tabular":
         layout.packed = pack_nodes(layout)
     return layout

@@ -20,10 +20,11 @@ def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_pat
     assert (info["kind"], info["variant"], info["notes"]) == ("tabular", "quantised", [])
     sizes = footprint(clf, "quantised")
     assert (info["tables"], info["ram"]) == (sizes["tables"], sizes["ram"])
-    # 4 classes of uint16 sums and the row's 5 int16 codes on the stack
-    assert sizes["ram"] == 4 * 2 + 5 * 2
+    # 4 classes of uint16 sums, the row's 5 int16 codes, and 4 words of walk per DAG
+    assert sizes["ram"] == 4 * 2 + 5 * 2 + 2 * 16
     assert sizes["tables"] == pack_layout(clf.jungle_, "quantised").table_bytes()
-    assert footprint(clf, "float")["ram"] == 4 * 4
+    assert footprint(clf, "float")["ram"] == 4 * 4 + 2 * 16
+    assert footprint(clf, "float", style="inline")["ram"] == 4 * 4 + 2 * 4  # leaf rows only
     assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
 
 
@@ -41,5 +42,12 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(jungle, tmp_path, name="1bad")
     with pytest.raises(ExportError, match="unknown variant"):
         export_c(jungle, tmp_path, variant="double")
+    with pytest.raises(ExportError, match="unknown style"):
+        export_c(jungle, tmp_path, style="unrolled")
     with pytest.raises(ExportError, match="cannot export a str"):
         export_c("model.h5", tmp_path)
+
+
+def test_inline_style_is_for_tabular_models(kinect, tmp_path):
+    with pytest.raises(ExportError, match="style 'inline' covers tabular models, not depth"):
+        export_c(kinect[0], tmp_path, style="inline")
