@@ -13,8 +13,8 @@ import numpy as np
 
 from .._version import __version__
 from ._image_runtime import colour_runtime, depth_runtime
-from ._layout import DEPTH_LIMIT_Q, FIXED_LIMIT, Layout, c_float
 from ._inline import inline_walk
+from ._layout import DEPTH_LIMIT_Q, FIXED_LIMIT, Layout, c_float
 from ._packing import FIELD_LIMIT
 
 
