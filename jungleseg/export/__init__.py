@@ -122,9 +122,10 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     for filename, text in texts.items():
         files.append(_write_atomically(out / filename, text))
     notes = []
-    if layout.smoothing or jungle.params.get("guided_eps"):
-        notes.append(f"the model smooths probabilities (smoothing {layout.smoothing}); the C "
-                     "code labels unsmoothed pixels, as segment(..., smoothing=0) does")
+    if layout.smoothing:
+        notes.append(f"probability smoothing is not exported: the model smooths (smoothing "
+                     f"{layout.smoothing}), the C code labels unsmoothed pixels, as "
+                     "segment(..., smoothing=0) does (see the comment atop the source)")
     return {"files": files, "kind": layout.kind, "variant": layout.variant,
             "notes": notes, **sizes}
 

@@ -87,6 +87,24 @@ def header(layout: Layout, name: str) -> str:
     return "\n".join(lines)
 
 
+def smoothing_note(layout: Layout, n: str, image: str) -> list[str]:
+    """The README comment's lines on probability smoothing, which the C code does not do."""
+    if not layout.smoothing:
+        return [f"The model does not smooth its probabilities: the float variant's labels "
+                f"equal jungleseg's segment(model, {image})."]
+    box = 2 * layout.smoothing + 1
+    how = " edge-aware (guided filter)" if layout.guided_eps else ""
+    return ["NOT EXPORTED: probability smoothing. In Python this model averages each class's "
+            f"probabilities over {box}x{box} boxes{how} (smoothing {layout.smoothing}) before "
+            "it labels a pixel. This C code labels every pixel from its own probabilities: "
+            f"the float variant's labels equal segment(model, {image}, smoothing=0), and "
+            f"differ from segment(model, {image}) near class boundaries and at stray pixels "
+            "(how many depends on the model and the images; docs/guide/deploying.md gives "
+            f"a measured figure). To smooth on the device, average {n}_segment"
+            f"{'_depth' if image == 'depth' else ''}_proba's output per class over the same "
+            "boxes and take the largest."]
+
+
 def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     n = name
     quantised = layout.variant == "quantised"
@@ -131,9 +149,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"{n}_BACKGROUND where depth is 0 */",
                  f"    {n}_segment_depth_proba(depth, 240, 320, proba);  /* proba: "
                  f"height * width * {n}_N_CLASSES, 0 at background */",
-                 "",
-                 "The float variant's labels equal jungleseg's segment(model, depth, "
-                 "smoothing=0): the probability smoothing of the model is not exported."]
+                 "", *smoothing_note(layout, n, "depth")]
         if quantised:
             text += ["The quantised variant computes in millimetres (depths beyond "
                      f"{DEPTH_LIMIT_Q} mm read as {DEPTH_LIMIT_Q} mm) and 16-bit fixed point."]
@@ -146,8 +162,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"{n}_planes.py (written beside this file) prepares the planes from an image "
                  "as jungleseg does; for raw channels (input 'channels', or grey without "
                  "smoothing) they are the image itself.",
-                 "The float variant's labels equal jungleseg's segment(model, image, "
-                 "smoothing=0): the probability smoothing of the model is not exported. "
+                 *smoothing_note(layout, n, "image"),
                  "Box means are exact for channels of whole numbers (8- and 16-bit images)."]
         if quantised:
             text += ["The quantised variant reads the same float planes and turns each probed "

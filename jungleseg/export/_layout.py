@@ -127,7 +127,8 @@ class Layout:
     leaves: np.ndarray  # (n_leaves, n_classes) float32, or uint8 (quantised)
     label_weight: np.ndarray | None  # float32 (n_classes,), or uint32; None: all equal
     background: int = 0
-    smoothing: int = 0
+    smoothing: int = 0  # the model's probability smoothing (not exported)
+    guided_eps: float | None = None
     quant: dict = field(default_factory=dict)  # the quantised variant's scales
     packed: object = None  # tabular: the nodes as a bit stream (._packing.pack_layout)
     inline: bool = False  # tabular: the nodes written as code (._inline), not tables
@@ -267,7 +268,8 @@ def build_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> La
         leaves=np.array(leaves).reshape(len(leaves), n_classes),
         label_weight=None if np.all(weights == 1) else weights,
         background=int(jungle.params.get("background", 0) or 0),
-        smoothing=int(jungle.params.get("smoothing", 0) or 0))
+        smoothing=int(jungle.params.get("smoothing", 0) or 0),
+        guided_eps=jungle.params.get("guided_eps"))
     if kind == "tabular":
         layout.feature = params[:, 0].astype(np.int64)
         layout.params = np.zeros((n_split, 0), np.float32)

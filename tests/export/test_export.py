@@ -51,3 +51,16 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
 def test_inline_style_is_for_tabular_models(kinect, tmp_path):
     with pytest.raises(ExportError, match="style 'inline' covers tabular models, not depth"):
         export_c(kinect[0], tmp_path, style="inline")
+
+
+def test_smoothing_is_declared_not_exported(kinect, tmp_path):
+    jungle = kinect[0].jungle_
+    smoothed = dataclasses.replace(jungle, params={**jungle.params, "smoothing": 3})
+    info = export_c(smoothed, tmp_path / "smoothed")
+    assert any("probability smoothing is not exported" in note for note in info["notes"])
+    text = (tmp_path / "smoothed" / "jungle.c").read_text()
+    assert "NOT EXPORTED: probability smoothing" in text and "7x7 boxes" in text
+    plain = dataclasses.replace(jungle, params={**jungle.params, "smoothing": 0})
+    info = export_c(plain, tmp_path / "plain")
+    assert info["notes"] == []
+    assert "does not smooth" in (tmp_path / "plain" / "jungle.c").read_text()
