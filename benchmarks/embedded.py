@@ -2,26 +2,28 @@
 random forest of about the same accuracy, and the Kinect frame rate from C.
 
 For letter and pendigits (the paper's 50/50 split 0): a jungle (8 DAGs, width 128) is
-trained on the training half. The forest is chosen without the test half: forests of
-growing size train on three quarters of the training half, and the smallest whose
+trained on the training half. The forest is matched to it without the test half: forests
+of growing size train on three quarters of the training half, and the smallest whose
 accuracy on the last quarter comes within 0.25 points of the jungle's there is retrained
-on the whole training half. Both are exported, ours float and quantised (8-bit
-thresholds: exact on these whole-number columns), emlearn's as 'inline' code with float
-features and as 'inline' code and 'loadable' tables with its default int16 features
-(which truncate scikit-learn's half-integer thresholds, ``x <= 7.5`` becoming ``x < 7``;
-only emlearn exports within 0.5 points of the forest's own accuracy are compared), and
-measured:
+on the whole training half. The jungle is exported four ways: float and quantised (8-bit
+thresholds: exact on these whole-number columns), each as packed tables walked by a loop
+(``style='tables'``) and as code (``style='inline'``). emlearn exports the forest as
+'inline' code with float features, and as 'inline' code and 'loadable' tables with its
+default int16 features (which truncate scikit-learn's half-integer thresholds,
+``x <= 7.5`` becoming ``x < 7``; only emlearn exports within 0.5 points of the forest's
+own accuracy are compared). Measured:
 
 - flash: text + data of the object file compiled with ``gcc -std=c99 -Os`` (``size``);
-- time per prediction: CPU time over the test rows, compiled with ``-O2``, our
-  programs and emlearn's timed in alternation, several rounds, one core (medians, and
-  their ratios);
-- accuracy on the test half, and for our export the labels that differ from Python.
+- time per prediction: one program, compiled with ``-O2``, holds every export and times
+  them round after round in the same process (CPU time over the test rows, medians of
+  the rounds), so that the machine's load falls on all alike: compare the ratios;
+- accuracy on the test half, and for our exports the labels that differ from Python.
 
 Kinect: a 3-DAG depth model (configs/kinect.yaml at a modest size) on rendered 320x240
 frames in millimetres; the C export (CPU time per frame) against the Numba path
 (``segment(..., smoothing=0)``, one thread, CPU time), timed in alternation; labels
-compared with Python's.
+compared with Python's, and the labels the model's probability smoothing (not exported)
+changes.
 
     python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200]
 
