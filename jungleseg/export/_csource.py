@@ -199,6 +199,14 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"(uint32_t)p[best] * {n}_label_weight[best]")
     else:
         weigh = f"p[c] * {n}_label_weight[c]", f"p[best] * {n}_label_weight[best]"
+    # adding 0 leaves a sum as it is, bit for bit: a row of one nonzero value adds it alone
+    single = "" if "leaf_single" not in tables else f"""\
+    c = {n}_leaf_single[leaf];
+    if (c < {n}_N_CLASSES) {{
+        acc[c] += row[c];
+        return;
+    }}
+"""
     out.append(f"""static int32_t {n}_best(const {acc} *p)
 {{
     int32_t c, best = 0;
@@ -214,7 +222,7 @@ static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 {{
     const {leaf_type} *row = {n}_leaf[leaf];
     int32_t c;
-    for (c = 0; c < {n}_N_CLASSES; c++) {{
+{single}    for (c = 0; c < {n}_N_CLASSES; c++) {{
         acc[c] += row[c];
     }}
 }}

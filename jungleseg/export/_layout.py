@@ -184,6 +184,10 @@ class Layout:
             out.update(colour_param_tables(self.params))
             out["threshold"] = ("int16_t" if quantised else "float", self.threshold)
         out["leaf"] = ("uint8_t" if quantised else "float", self.leaves)
+        if self.inline:  # code for speed: rows of one nonzero value add just that value
+            nonzero = np.asarray(self.leaves) != 0
+            single = np.where(nonzero.sum(axis=1) == 1, nonzero.argmax(axis=1), self.n_classes)
+            out["leaf_single"] = (c_int_type(0, self.n_classes), single)
         if self.label_weight is not None:
             out["label_weight"] = ("uint32_t" if quantised else "float", self.label_weight)
         out["CLASSES"] = ("int32_t", self.classes)
