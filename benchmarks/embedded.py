@@ -2,26 +2,28 @@
 random forest of about the same accuracy, and the Kinect frame rate from C.
 
 For letter and pendigits (the paper's 50/50 split 0): a jungle (8 DAGs, width 128) is
-trained on the training half. The forest is chosen without the test half: forests of
-growing size train on three quarters of the training half, and the smallest whose
+trained on the training half. The forest is matched to it without the test half: forests
+of growing size train on three quarters of the training half, and the smallest whose
 accuracy on the last quarter comes within 0.25 points of the jungle's there is retrained
-on the whole training half. Both are exported, ours float and quantised (8-bit
-thresholds: exact on these whole-number columns), emlearn's as 'inline' code with float
-features and as 'inline' code and 'loadable' tables with its default int16 features
-(which truncate scikit-learn's half-integer thresholds, ``x <= 7.5`` becoming ``x < 7``;
-only emlearn exports within 0.5 points of the forest's own accuracy are compared), and
-measured:
+on the whole training half. The jungle is exported four ways: float and quantised (8-bit
+thresholds: exact on these whole-number columns), each as packed tables walked by a loop
+(``style='tables'``) and as code (``style='inline'``). emlearn exports the forest as
+'inline' code with float features, and as 'inline' code and 'loadable' tables with its
+default int16 features (which truncate scikit-learn's half-integer thresholds,
+``x <= 7.5`` becoming ``x < 7``; only emlearn exports within 0.5 points of the forest's
+own accuracy are compared). Measured:
 
 - flash: text + data of the object file compiled with ``gcc -std=c99 -Os`` (``size``);
-- time per prediction: CPU time over the test rows, compiled with ``-O2``, our
-  programs and emlearn's timed in alternation, several rounds, one core (medians, and
-  their ratios);
-- accuracy on the test half, and for our export the labels that differ from Python.
+- time per prediction: one program, compiled with ``-O2``, holds every export and times
+  them round after round in the same process (CPU time over the test rows, medians of
+  the rounds), so that the machine's load falls on all alike: compare the ratios;
+- accuracy on the test half, and for our exports the labels that differ from Python.
 
 Kinect: a 3-DAG depth model (configs/kinect.yaml at a modest size) on rendered 320x240
 frames in millimetres; the C export (CPU time per frame) against the Numba path
 (``segment(..., smoothing=0)``, one thread, CPU time), timed in alternation; labels
-compared with Python's.
+compared with Python's, and the labels the model's probability smoothing (not exported)
+changes.
 
     python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200]
 
@@ -44,43 +46,73 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "embedded.json"
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
-EMLEARN_HARNESS = r"""#define _POSIX_C_SOURCE 199309L
+# One program times every export of a data set in the same process: round after round,
+# each model predicts every test row `repeat` times (CPU time), so that the machine's load
+# falls on all of them alike; it then prints each model's labels and median time.
+SAME_PROCESS = r"""#define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "rf.h"
+@INCLUDES@
+
+@WRAPPERS@
+typedef int32_t (*predictor)(const float *row, const int16_t *row16);
+static const predictor models[] = {@MODELS@};
+#define N_MODELS ((int32_t)(sizeof models / sizeof models[0]))
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 int main(int argc, char **argv)
 {
-    int32_t n, i, r, repeat = argc > 1 ? atoi(argv[1]) : 0;
-    XTYPE *x;
-    int32_t *labels;
-    float *f;
+    int32_t n, i, m, r, k, rounds, repeat;
+    float *x;
+    int16_t *x16;
+    double *times;
     volatile int32_t sink = 0;
-    struct timespec a, b;
-    if (fread(&n, sizeof n, 1, stdin) != 1) return 1;
-    f = malloc(sizeof(float) * (size_t)n * NF);
-    x = malloc(sizeof(XTYPE) * (size_t)n * NF);
-    labels = malloc(sizeof(int32_t) * (size_t)n);
-    if (fread(f, sizeof(float), (size_t)n * NF, stdin) != (size_t)n * NF) return 1;
-    for (i = 0; i < n * NF; i++) x[i] = (XTYPE)f[i];
-    for (i = 0; i < n; i++) labels[i] = rf_predict(x + (size_t)i * NF, NF);
-    if (repeat > 0) {
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
-        for (r = 0; r < repeat; r++)
-            for (i = 0; i < n; i++) sink += rf_predict(x + (size_t)i * NF, NF);
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
-        fprintf(stderr, "%.9g\n", ((double)(b.tv_sec - a.tv_sec)
-                + 1e-9 * (double)(b.tv_nsec - a.tv_nsec)) / ((double)repeat * n));
+    if (argc < 3 || fread(&n, sizeof n, 1, stdin) != 1) return 1;
+    rounds = atoi(argv[1]);
+    repeat = atoi(argv[2]);
+    times = malloc(sizeof(double) * (size_t)rounds * N_MODELS);
+    x = malloc(sizeof(float) * (size_t)n * @NF@);
+    x16 = malloc(sizeof(int16_t) * (size_t)n * @NF@);
+    if (fread(x, sizeof(float), (size_t)n * @NF@, stdin) != (size_t)n * @NF@) return 1;
+    for (i = 0; i < n * @NF@; i++) x16[i] = (int16_t)x[i];  /* emlearn's int16 features */
+    for (m = 0; m < N_MODELS; m++) {
+        for (i = 0; i < n; i++)
+            printf("%d ", (int)models[m](x + (size_t)i * @NF@, x16 + (size_t)i * @NF@));
+        printf("\n");
     }
-    fwrite(labels, sizeof(int32_t), (size_t)n, stdout);
+    for (r = 0; r < rounds; r++) {
+        for (m = 0; m < N_MODELS; m++) {
+            double start = now();
+            for (k = 0; k < repeat; k++)
+                for (i = 0; i < n; i++)
+                    sink += models[m](x + (size_t)i * @NF@, x16 + (size_t)i * @NF@);
+            times[m * rounds + r] = (now() - start) / ((double)repeat * n);
+        }
+    }
+    for (m = 0; m < N_MODELS; m++) {
+        qsort(times + m * rounds, (size_t)rounds, sizeof(double), by_value);
+        printf("%.9g\n", times[m * rounds + rounds / 2]);
+    }
     return 0;
 }
 """
 
 
 def object_size(source: Path, include: list[str] = ()) -> int:
-    """text + data of ``source`` compiled with -Os."""
+    """text + data of ``source`` compiled with -Os (``size``)."""
     obj = source.with_suffix(".o")
     subprocess.run(["gcc", "-std=c99", "-Os", *[f"-I{d}" for d in include], "-c", str(source),
                     "-o", str(obj)], check=True)
@@ -89,33 +121,48 @@ def object_size(source: Path, include: list[str] = ()) -> int:
     return int(text) + int(data)
 
 
-def emlearn_forest(forest, n_features: int, method: str, dtype: str, work: Path) -> dict:
-    """Export ``forest`` with emlearn, measure its object, build its timing program.
+def emlearn_export(forest, method: str, dtype: str, folder: Path) -> tuple[str, int]:
+    """Export ``forest`` with emlearn as ``<name>.h`` in ``folder``; (name, flash bytes).
     With emlearn's default ``int16_t`` features a node compares ``x < (int)threshold``,
     which truncates scikit-learn's half-integer thresholds (``x <= 7.5`` becomes
     ``x < 7``); ``float`` features compare correctly."""
     import emlearn
 
-    folder = work / f"emlearn_{method}_{dtype}"
-    folder.mkdir()
-    emlearn.convert(forest, method=method, dtype=dtype).save(file=str(folder / "rf.h"),
-                                                            name="rf")
-    (folder / "rf.c").write_text('#include "rf.h"\n')
-    flash = object_size(folder / "rf.c", [emlearn.includedir])
-    (folder / "main.c").write_text(EMLEARN_HARNESS.replace("NF", str(n_features))
-                                   .replace("XTYPE", dtype))
-    program = folder / "main"
-    subprocess.run(["gcc", "-std=c99", "-O2", f"-I{emlearn.includedir}", "-o", str(program),
-                    str(folder / "main.c")], check=True)
-    return {"flash": flash, "program": program}
+    name = f"rf_{method}_{dtype.replace('_t', '')}"
+    emlearn.convert(forest, method=method, dtype=dtype).save(file=str(folder / f"{name}.h"),
+                                                            name=name)
+    (folder / f"{name}.c").write_text(f'#include "{name}.h"\n')
+    return name, object_size(folder / f"{name}.c", [emlearn.includedir])
 
 
-def run_rows(program: Path, X: np.ndarray, repeat: int = 0) -> tuple[np.ndarray, float | None]:
+def time_in_one_process(folder: Path, ours: list[str], emlearn_models: dict[str, str],
+                        X: np.ndarray, rounds: int, repeat: int) -> dict:
+    """Compile one program (-O2) with our exports ``ours`` (C prefixes, sources in
+    ``folder``) and emlearn's (name: feature type), run it on the rows ``X``; returns
+    {name: (labels, median seconds per prediction)}."""
+    import emlearn
+
+    names = [*ours, *emlearn_models]
+    wrappers = [f"static int32_t call_{m}(const float *row, const int16_t *row16)\n{{\n"
+                f"    (void)row16;\n    return {m}_predict(row);\n}}" for m in ours]
+    for m, dtype in emlearn_models.items():
+        row, unused = ("row16", "row") if dtype == "int16_t" else ("row", "row16")
+        wrappers.append(f"static int32_t call_{m}(const float *row, const int16_t *row16)\n"
+                        f"{{\n    (void){unused};\n    return {m}_predict({row}, @NF@);\n}}")
+    main = (SAME_PROCESS.replace("@INCLUDES@", "\n".join(f'#include "{m}.h"' for m in names))
+            .replace("@WRAPPERS@", "\n".join(wrappers))
+            .replace("@MODELS@", ", ".join(f"call_{m}" for m in names))
+            .replace("@NF@", str(X.shape[1])))
+    (folder / "same_process.c").write_text(main)
+    program = folder / "same_process"
+    subprocess.run(["gcc", "-std=c99", "-O2", f"-I{emlearn.includedir}", f"-I{folder}", "-o",
+                    str(program), str(folder / "same_process.c"),
+                    *[str(folder / f"{m}.c") for m in ours]], check=True)
     data = np.int32(len(X)).tobytes() + np.ascontiguousarray(X, np.float32).tobytes()
-    run = subprocess.run([str(program), *([str(repeat)] if repeat else [])], input=data,
-                         capture_output=True, check=True)
-    labels = np.frombuffer(run.stdout[:4 * len(X)], np.int32)
-    return labels, (float(run.stderr.decode().split()[-1]) if repeat else None)
+    lines = subprocess.run([str(program), str(rounds), str(repeat)], input=data,
+                           capture_output=True, check=True).stdout.decode().splitlines()
+    return {m: (np.array(lines[k].split(), np.int64), float(lines[len(names) + k]))
+            for k, m in enumerate(names)}
 
 
 def matched_forest(X, y, target: float, seed: int):
@@ -137,11 +184,19 @@ def matched_forest(X, y, target: float, seed: int):
     return forest.fit(X, y), tried
 
 
+#: Our exports of each tabular jungle: C prefix -> (variant, style).
+OURS = {"jungle_tables_float": ("float", "tables"),
+        "jungle_tables_quantised": ("quantised", "tables"),
+        "jungle_inline_float": ("float", "inline"),
+        "jungle_inline_quantised": ("quantised", "inline")}
+#: emlearn's exports of the forest: (method, feature type); its loadable tables take int16.
+EMLEARN = (("inline", "float"), ("inline", "int16_t"), ("loadable", "int16_t"))
+
+
 def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
     from jungleseg import JungleClassifier
     from jungleseg.datasets.uci import load_uci, paper_splits
     from jungleseg.export import export_c
-    from jungleseg.export._harness import build_harness, run_harness
 
     X, y = load_uci(name, data)
     train, test = paper_splits(len(y))[0]
@@ -161,55 +216,49 @@ def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
                       "accuracy": float((forest.predict(X[test]) == y[test]).mean()),
                       "validation_search": tried, "jungle_validation_accuracy": target}}
     python_labels = jungle.jungle_.label_indices(jungle.predict_proba(X[test]), axis=1)
-    programs = {}
-    for variant in ("float", "quantised"):
-        folder = work / f"{name}_{variant}"
-        export_c(jungle, folder, variant=variant, threshold_bits=8)  # whole-number columns
-        subprocess.run(["gcc", *CFLAGS, "-c", str(folder / "jungle.c"), "-o",
-                        str(folder / "check.o")], check=True)
-        program = build_harness(folder, "jungle", "tabular")
-        labels, _, _ = run_harness(program, X[test], jungle.jungle_.n_classes,
-                                   np.float32 if variant == "float" else np.uint16, "tabular")
-        programs[f"jungle_{variant}"] = program
-        out[f"jungle_{variant}"] = {
-            "flash": object_size(folder / "jungle.c"),
-            "labels_differing_from_python": float(np.mean(labels != python_labels)),
-            "accuracy": float((jungle.classes_[labels] == y[test]).mean())}
-    # emlearn's loadable tables take int16 features only
-    for method, dtype in (("inline", "float"), ("inline", "int16_t"), ("loadable", "int16_t")):
-        key = f"emlearn_{method}_{dtype.replace('_t', '')}"
-        made = emlearn_forest(forest, X.shape[1], method, dtype, work / name)
-        labels, _ = run_rows(made["program"], X[test])
-        programs[key] = made["program"]
-        out[key] = {"flash": made["flash"], "accuracy": float(
-            (forest.classes_[labels] == y[test]).mean())}
-    repeat = max(1, 200000 // len(test))
-    times = {k: [] for k in programs}
-    for _ in range(rounds):  # interleaved: the machine's load hits every program alike
-        for key, program in programs.items():
-            times[key].append(run_rows(program, X[test], repeat)[1])
-    for key, values in times.items():
-        out[key]["us_per_prediction"] = float(np.median(values) * 1e6)
+    folder = work / name
+    for prefix, (variant, style) in OURS.items():
+        # 8-bit thresholds: exact on these whole-number columns
+        export_c(jungle, folder, name=prefix, variant=variant, threshold_bits=8, style=style)
+        subprocess.run(["gcc", *CFLAGS, "-c", str(folder / f"{prefix}.c"), "-o",
+                        str(folder / f"{prefix}_check.o")], check=True)  # warnings-clean
+        out[prefix] = {"flash": object_size(folder / f"{prefix}.c")}
+    emlearn_models = {}
+    for method, dtype in EMLEARN:
+        key, flash = emlearn_export(forest, method, dtype, folder)
+        emlearn_models[key] = dtype
+        out[key] = {"flash": flash}
+    repeat = max(1, 100000 // len(test))
+    timed = time_in_one_process(folder, list(OURS), emlearn_models, X[test], rounds, repeat)
+    for key, (labels, seconds) in timed.items():
+        classes = jungle.classes_ if key in OURS else forest.classes_
+        out[key]["accuracy"] = float((classes[labels] == y[test]).mean())
+        out[key]["us_per_prediction"] = seconds * 1e6
+        if key in OURS:
+            out[key]["labels_differing_from_python"] = float(np.mean(labels != python_labels))
     # emlearn exports within 0.5 points of the forest's own accuracy: the comparison
-    emlearn = [k for k in out if k.startswith("emlearn_")]
-    correct = [k for k in emlearn if out[k]["accuracy"] >= out["forest"]["accuracy"] - 0.005]
+    correct = [k for k in emlearn_models
+               if out[k]["accuracy"] >= out["forest"]["accuracy"] - 0.005]
     if not correct:  # report all, and say so
         print(f"{name}: no emlearn export within 0.5 points of the forest's accuracy",
-              {k: out[k]["accuracy"] for k in emlearn}, out["forest"]["accuracy"])
-        correct = emlearn
+              {k: out[k]["accuracy"] for k in emlearn_models}, out["forest"]["accuracy"])
+        correct = list(emlearn_models)
     smallest = min(correct, key=lambda k: out[k]["flash"])
     fastest = min(correct, key=lambda k: out[k]["us_per_prediction"])
+    ours_fastest = min(OURS, key=lambda k: out[k]["us_per_prediction"])
     out["ratios"] = {
         "emlearn_smallest": smallest, "emlearn_fastest": fastest,
-        "quantised_flash_over_emlearn": out["jungle_quantised"]["flash"]
-        / out[smallest]["flash"],
-        "float_flash_over_emlearn": out["jungle_float"]["flash"] / out[smallest]["flash"],
-        "float_time_over_emlearn_fastest": out["jungle_float"]["us_per_prediction"]
-        / out[fastest]["us_per_prediction"],
-        "quantised_time_over_emlearn_fastest": out["jungle_quantised"]["us_per_prediction"]
-        / out[fastest]["us_per_prediction"],
-        "float_time_over_emlearn_loadable_int16": out["jungle_float"]["us_per_prediction"]
-        / out["emlearn_loadable_int16"]["us_per_prediction"],  # table-driven, as ours
+        "tables_quantised_flash_over_emlearn_smallest":
+            out["jungle_tables_quantised"]["flash"] / out[smallest]["flash"],
+        "tables_float_flash_over_emlearn_smallest":
+            out["jungle_tables_float"]["flash"] / out[smallest]["flash"],
+        "ours_fastest": ours_fastest,
+        "ours_fastest_time_over_emlearn_fastest":
+            out[ours_fastest]["us_per_prediction"] / out[fastest]["us_per_prediction"],
+        **{f"{k}_time_over_emlearn_fastest": out[k]["us_per_prediction"]
+           / out[fastest]["us_per_prediction"] for k in OURS},
+        "inline_float_flash_over_emlearn_inline_float":
+            out["jungle_inline_float"]["flash"] / out["rf_inline_float"]["flash"],
         "accuracy_points_jungle_minus_forest": 100 * (out["jungle"]["accuracy"]
                                                       - out["forest"]["accuracy"])}
     return out
@@ -266,6 +315,15 @@ def kinect(n_frames: int, n_test: int, rounds: int, work: Path) -> dict:
         target = out["numba"] if key == "numba" else out[f"c_{key}"]
         target["ms_per_frame"] = float(np.median(values) * 1e3)
         target["frames_per_second"] = float(1.0 / np.median(values))
+    # what the C code leaves out: the model's own probability smoothing (after the timing:
+    # its threads must not run beside the one-thread Numba path)
+    smoothed = np.stack([segment(jungle, f, probabilities=False)[0] for f in test_depth])
+    out["python_with_smoothing"] = {
+        "smoothing": int(jungle.params.get("smoothing", 0) or 0),
+        "foreground_labels_differing_from_unsmoothed": float(np.mean(
+            smoothed[foreground] != np.stack(python)[foreground])),
+        "foreground_accuracy": float(np.mean(smoothed[foreground]
+                                             == test_labels[foreground]))}
     out["ratios"] = {f"numba_time_over_c_{v}": out["numba"]["ms_per_frame"]
                      / out[f"c_{v}"]["ms_per_frame"] for v in programs}
     return out

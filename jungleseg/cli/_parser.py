@@ -247,6 +247,9 @@ def add_export(sub) -> None:
                    help="quantised tabular models: bits per threshold; 8 halves the node "
                         "bytes, exact for whole-number columns spanning up to 254 "
                         "(default: 16)")
+    p.add_argument("--style", choices=["tables", "inline"], default="tables",
+                   help="tabular models: packed tables and a loop (least flash), or one "
+                        "branch of code per node (faster, more flash) (default: tables)")
     p.add_argument("--name", default="jungle", metavar="PREFIX",
                    help="prefix of the files and C names (default: jungle)")
     _common(p)

@@ -27,14 +27,16 @@ from pathlib import Path
 
 from ._command import run_export
 from ._csource import header, source
-from ._layout import VARIANTS, ExportError, build_layout, jungle_of
+from ._layout import VARIANTS, ExportError, jungle_of
+from ._packing import pack_layout
 from ._planes import planes_helper
 
 __all__ = ["VARIANTS", "ExportError", "compiled_size", "export_c",
            "footprint", "run_export"]
 
 
-def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 16) -> dict:
+def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 16,
+              style: str = "tables") -> dict:
     """What the exported model needs on a device, without compiling it.
 
     Returns ``{'tables': bytes of the constant tables (flash), 'ram': bytes of the arrays
@@ -48,18 +50,20 @@ def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = JungleClassifier(n_estimators=2, max_width=4, random_state=0).fit(X, y)
     >>> footprint(clf, "quantised")["ram"]
-    20
+    46
     """
-    layout = layout or build_layout(jungle_of(model), variant, threshold_bits)
+    layout = layout or pack_layout(jungle_of(model), variant, threshold_bits, style)
     acc = 4 if layout.variant == "float" else (2 if 255 * layout.n_dags < 1 << 16 else 4)
     ram = layout.n_classes * acc
+    if layout.kind == "tabular":  # each DAG's leaf row, and the packed walk's state
+        ram += 4 * layout.n_dags * (1 if layout.inline else 4)
     if layout.kind == "tabular" and layout.variant == "quantised":
         ram += 2 * layout.n_features  # the row's 16-bit codes
     return {"tables": layout.table_bytes(), "ram": ram}
 
 
 def export_c(model, directory: str | os.PathLike, name: str = "jungle",
-             variant: str = "float", threshold_bits: int = 16) -> dict:
+             variant: str = "float", threshold_bits: int = 16, style: str = "tables") -> dict:
     """Write ``model`` as self-contained C99 source and header into ``directory``.
 
     Parameters
@@ -76,6 +80,9 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
         Quantised tabular models: bits of a column's codes and thresholds. 8 halves the
         node tables; it is exact for columns of whole numbers spanning at most 254, and
         otherwise rounds each column to 255 steps (check the labels on your data).
+    style : {'tables', 'inline'}
+        Tabular models: the nodes as packed tables walked by a loop (the least flash), or
+        as code, one comparison and branch per node (faster, several times the flash).
 
     Returns
     -------
@@ -102,7 +109,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
     jungle = jungle_of(model)
-    layout = build_layout(jungle, variant, threshold_bits)
+    layout = pack_layout(jungle, variant, threshold_bits, style)
     family = jungle.family.to_dict()
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)
@@ -115,9 +122,10 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     for filename, text in texts.items():
         files.append(_write_atomically(out / filename, text))
     notes = []
-    if layout.smoothing or jungle.params.get("guided_eps"):
-        notes.append(f"the model smooths probabilities (smoothing {layout.smoothing}); the C "
-                     "code labels unsmoothed pixels, as segment(..., smoothing=0) does")
+    if layout.smoothing:
+        notes.append(f"probability smoothing is not exported: the model smooths (smoothing "
+                     f"{layout.smoothing}), the C code labels unsmoothed pixels, as "
+                     "segment(..., smoothing=0) does (see the comment atop the source)")
     return {"files": files, "kind": layout.kind, "variant": layout.variant,
             "notes": notes, **sizes}
 

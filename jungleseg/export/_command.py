@@ -11,7 +11,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     jungle = load_model(args.model)
     info = export_c(jungle, args.out, name=args.name, variant=args.variant,
-                    threshold_bits=args.threshold_bits)
+                    threshold_bits=args.threshold_bits, style=args.style)
     quiet = getattr(args, "quiet", False)
     if not quiet:
         for line in summary_lines(info):

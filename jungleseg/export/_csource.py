@@ -13,7 +13,9 @@ import numpy as np
 
 from .._version import __version__
 from ._image_runtime import colour_runtime, depth_runtime
+from ._inline import inline_walk
 from ._layout import DEPTH_LIMIT_Q, FIXED_LIMIT, Layout, c_float
+from ._packing import FIELD_LIMIT
 
 
 def c_array(name: str, ctype: str, values: np.ndarray, static: bool = True) -> str:
@@ -85,6 +87,24 @@ def header(layout: Layout, name: str) -> str:
     return "\n".join(lines)
 
 
+def smoothing_note(layout: Layout, n: str, image: str) -> list[str]:
+    """The README comment's lines on probability smoothing, which the C code does not do."""
+    if not layout.smoothing:
+        return [f"The model does not smooth its probabilities: the float variant's labels "
+                f"equal jungleseg's segment(model, {image})."]
+    box = 2 * layout.smoothing + 1
+    how = " edge-aware (guided filter)" if layout.guided_eps else ""
+    return ["NOT EXPORTED: probability smoothing. In Python this model averages each class's "
+            f"probabilities over {box}x{box} boxes{how} (smoothing {layout.smoothing}) before "
+            "it labels a pixel. This C code labels every pixel from its own probabilities: "
+            f"the float variant's labels equal segment(model, {image}, smoothing=0), and "
+            f"differ from segment(model, {image}) near class boundaries and at stray pixels "
+            "(how many depends on the model and the images; docs/guide/deploying.md gives "
+            f"a measured figure). To smooth on the device, average {n}_segment"
+            f"{'_depth' if image == 'depth' else ''}_proba's output per class over the same "
+            "boxes and take the largest."]
+
+
 def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     n = name
     quantised = layout.variant == "quantised"
@@ -129,9 +149,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"{n}_BACKGROUND where depth is 0 */",
                  f"    {n}_segment_depth_proba(depth, 240, 320, proba);  /* proba: "
                  f"height * width * {n}_N_CLASSES, 0 at background */",
-                 "",
-                 "The float variant's labels equal jungleseg's segment(model, depth, "
-                 "smoothing=0): the probability smoothing of the model is not exported."]
+                 "", *smoothing_note(layout, n, "depth")]
         if quantised:
             text += ["The quantised variant computes in millimetres (depths beyond "
                      f"{DEPTH_LIMIT_Q} mm read as {DEPTH_LIMIT_Q} mm) and 16-bit fixed point."]
@@ -144,8 +162,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"{n}_planes.py (written beside this file) prepares the planes from an image "
                  "as jungleseg does; for raw channels (input 'channels', or grey without "
                  "smoothing) they are the image itself.",
-                 "The float variant's labels equal jungleseg's segment(model, image, "
-                 "smoothing=0): the probability smoothing of the model is not exported. "
+                 *smoothing_note(layout, n, "image"),
                  "Box means are exact for channels of whole numbers (8- and 16-bit images)."]
         if quantised:
             text += ["The quantised variant reads the same float planes and turns each probed "
@@ -182,6 +199,14 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"(uint32_t)p[best] * {n}_label_weight[best]")
     else:
         weigh = f"p[c] * {n}_label_weight[c]", f"p[best] * {n}_label_weight[best]"
+    # adding 0 leaves a sum as it is, bit for bit: a row of one nonzero value adds it alone
+    single = "" if "leaf_single" not in tables else f"""\
+    c = {n}_leaf_single[leaf];
+    if (c < {n}_N_CLASSES) {{
+        acc[c] += row[c];
+        return;
+    }}
+"""
     out.append(f"""static int32_t {n}_best(const {acc} *p)
 {{
     int32_t c, best = 0;
@@ -197,7 +222,7 @@ static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 {{
     const {leaf_type} *row = {n}_leaf[leaf];
     int32_t c;
-    for (c = 0; c < {n}_N_CLASSES; c++) {{
+{single}    for (c = 0; c < {n}_N_CLASSES; c++) {{
         acc[c] += row[c];
     }}
 }}
@@ -266,38 +291,33 @@ static int32_t {n}_fixed(const float *x, int32_t shift)
 def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     quantised = layout.variant == "quantised"
     if quantised:
+        divide = "" if "step" not in layout.tables() else f"""\
+        /* floor(v / 2^step): the column's thresholds share their last step bits */
+        v = v >= 0 ? v >> {n}_step[j]
+            : -(int32_t)(((uint32_t)-v + ((uint32_t)1 << {n}_step[j]) - 1u) >> {n}_step[j]);
+"""
         read = f"""    int16_t x[{n}_N_FEATURES];
     int32_t j, g;
     for (j = 0; j < {n}_N_FEATURES; j++) {{
         int32_t v = {n}_fixed(&features[j], {n}_shift[j]) - {n}_offset[j];
-        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
+{divide}        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
     }}
 """
     else:
         read = """    const float *x = features;
     int32_t g;
 """
-    return f"""static uint32_t {n}_walk(int32_t g, const {'int16_t' if quantised else 'float'} *x)
-{{
-    uint32_t level = {n}_dag_level[g], k = {n}_root[g];
-    uint32_t first = {n}_level_first[level], count = {n}_level_first[level + 1] - first;
-    while (k < count) {{
-        uint32_t i = first + k;
-        k = x[{n}_feature[i]] < {n}_threshold[i] ? {n}_left[i] : {n}_right[i];
-        level++;
-        first = {n}_level_first[level];
-        count = {n}_level_first[level + 1] - first;
-    }}
-    return k - count;
-}}
-
+    walk = inline_walk(layout, n) if layout.inline else _packed_walk(layout, n)
+    return f"""{walk}
 static void {n}_sum(const float *features, {acc} *acc)
 {{
-{read}    for (g = 0; g < {n}_N_CLASSES; g++) {{
+{read}    uint32_t leaf[{n}_N_DAGS];
+    for (g = 0; g < {n}_N_CLASSES; g++) {{
         acc[g] = 0;
     }}
+    {n}_walk(x, leaf);
     for (g = 0; g < {n}_N_DAGS; g++) {{
-        {n}_add_leaf({n}_walk(g, x), acc);
+        {n}_add_leaf(leaf[g], acc);
     }}
 {scale_call}}}
 
@@ -313,3 +333,78 @@ int32_t {n}_predict(const float *features)
     return {n}_best(p);
 }}
 """
+
+
+def _packed_walk(layout: Layout, n: str) -> str:
+    """The table runtime's ``<name>_walk``: the DAGs' walks over the node stream."""
+    quantised = layout.variant == "quantised"
+    packed = layout.packed
+    cb, tb = packed.column_bits, packed.threshold_bits
+    if cb + tb <= FIELD_LIMIT:  # column and threshold in one read
+        read_test = f"""            test = {n}_field(node, {cb + tb}u);
+            t = test >> {cb};
+"""
+    else:
+        read_test = f"""            test = {n}_field(node, {cb}u);
+            t = {n}_field(node + {cb}u, {tb}u);
+"""
+    if quantised:
+        threshold = f"(int32_t)t - {packed.threshold_bias}" if packed.threshold_bias else \
+            "(int32_t)t"
+    else:
+        threshold = f"{n}_threshold_value[t]"
+    return f"""/* the {{width}} bits (at most 25) at bit {{at}} of the node stream */
+static uint32_t {n}_field(uint32_t at, uint32_t width)
+{{
+    const uint8_t *p = {n}_nodes + (at >> 3);
+    uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16
+        | (uint32_t)p[3] << 24;
+    return (v >> (at & 7u)) & ((1u << width) - 1u);
+}}
+
+/* the bits of a child code of level l's nodes: enough for the next level's split nodes
+ * and the leaf rows */
+static uint32_t {n}_child_bits(uint32_t l)
+{{
+    uint32_t top = {n}_level_count[l + 1] + {layout.n_leaves - 1}u, bits = 1;
+    while (top >> bits) {{
+        bits++;
+    }}
+    return bits;
+}}
+
+/* The leaf row each DAG reaches, the DAGs walked side by side (their steps do not wait
+ * for each other). A node is column ({cb} bits), threshold ({tb} bits), left and right
+ * child codes ({n}_child_bits of its level each). */
+static void {n}_walk(const {'int16_t' if quantised else 'float'} *x, uint32_t *leaf)
+{{
+    uint32_t level[{n}_N_DAGS], at[{n}_N_DAGS], count[{n}_N_DAGS];
+    int32_t g, busy = 1;
+    for (g = 0; g < {n}_N_DAGS; g++) {{
+        level[g] = {n}_dag_level[g];
+        leaf[g] = {n}_root[g];
+        at[g] = {n}_dag_bit[g];
+        count[g] = {n}_level_count[level[g]];
+    }}
+    while (busy) {{
+        busy = 0;
+        for (g = 0; g < {n}_N_DAGS; g++) {{
+            uint32_t k = leaf[g], child, node, test, t, right;
+            if (k >= count[g]) {{
+                continue;
+            }}
+            child = {n}_child_bits(level[g]);
+            node = at[g] + k * ({cb + tb}u + 2u * child);
+{read_test}            right = x[test & {(1 << cb) - 1}u] < {threshold} ? 0u : child;
+            leaf[g] = {n}_field(node + {cb + tb}u + right, child);
+            at[g] += count[g] * ({cb + tb}u + 2u * child);
+            count[g] = {n}_level_count[++level[g]];
+            busy = 1;
+        }}
+    }}
+    for (g = 0; g < {n}_N_DAGS; g++) {{
+        leaf[g] -= count[g];
+    }}
+}}
+"""
+

@@ -127,8 +127,11 @@ class Layout:
     leaves: np.ndarray  # (n_leaves, n_classes) float32, or uint8 (quantised)
     label_weight: np.ndarray | None  # float32 (n_classes,), or uint32; None: all equal
     background: int = 0
-    smoothing: int = 0
+    smoothing: int = 0  # the model's probability smoothing (not exported)
+    guided_eps: float | None = None
     quant: dict = field(default_factory=dict)  # the quantised variant's scales
+    packed: object = None  # tabular: the nodes as a bit stream (._packing.pack_layout)
+    inline: bool = False  # tabular: the nodes written as code (._inline), not tables
 
     @property
     def n_split(self) -> int:
@@ -152,16 +155,24 @@ class Layout:
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
-        out = {"root": (self.code_type, self.roots), "left": (self.code_type, self.left),
-               "right": (self.code_type, self.right),
-               "level_first": (c_int_type(0, self.n_split), self.level_first),
+        out = {"root": (self.code_type, self.roots),
                "dag_level": (c_int_type(0, len(self.level_first)), self.dag_level)}
+        if self.inline:  # the nodes are code
+            out = {}
+        elif self.packed is not None:
+            out.update(self.packed.tables())
+        else:
+            out.update({"left": (self.code_type, self.left), "right": (self.code_type, self.right),
+                        "level_first": (c_int_type(0, self.n_split), self.level_first)})
         quantised = self.variant == "quantised"
         if self.kind == "tabular":
-            out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
-            out["threshold"] = (self.threshold_type, self.threshold)
+            if self.packed is None and not self.inline:
+                out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
+                out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
                 out["shift"] = ("int8_t", self.quant["shift"])
+                if np.any(self.quant["step"]):
+                    out["step"] = ("uint8_t", self.quant["step"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),
                                             int(self.quant["offset"].max(initial=0))),
                                  self.quant["offset"])
@@ -173,6 +184,10 @@ class Layout:
             out.update(colour_param_tables(self.params))
             out["threshold"] = ("int16_t" if quantised else "float", self.threshold)
         out["leaf"] = ("uint8_t" if quantised else "float", self.leaves)
+        if self.inline:  # code for speed: rows of one nonzero value add just that value
+            nonzero = np.asarray(self.leaves) != 0
+            single = np.where(nonzero.sum(axis=1) == 1, nonzero.argmax(axis=1), self.n_classes)
+            out["leaf_single"] = (c_int_type(0, self.n_classes), single)
         if self.label_weight is not None:
             out["label_weight"] = ("uint32_t" if quantised else "float", self.label_weight)
         out["CLASSES"] = ("int32_t", self.classes)
@@ -257,7 +272,8 @@ def build_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> La
         leaves=np.array(leaves).reshape(len(leaves), n_classes),
         label_weight=None if np.all(weights == 1) else weights,
         background=int(jungle.params.get("background", 0) or 0),
-        smoothing=int(jungle.params.get("smoothing", 0) or 0))
+        smoothing=int(jungle.params.get("smoothing", 0) or 0),
+        guided_eps=jungle.params.get("guided_eps"))
     if kind == "tabular":
         layout.feature = params[:, 0].astype(np.int64)
         layout.params = np.zeros((n_split, 0), np.float32)
@@ -323,7 +339,9 @@ def _quantise(layout: Layout, jungle, threshold_bits: int = 16) -> None:
         n = layout.n_features
         shift = np.zeros(n, np.int64)
         offset = np.zeros(n, np.int64)
+        step = np.zeros(n, np.int64)
         q = np.zeros(layout.n_split, np.int64)
+        unreduced, plain_offset = np.zeros(layout.n_split, np.int64), np.zeros(n, np.int64)
         for j in range(n):
             at = np.flatnonzero(layout.feature == j)
             if not at.size:
@@ -333,11 +351,30 @@ def _quantise(layout: Layout, jungle, threshold_bits: int = 16) -> None:
             s = _exact_shift(t, span)
             if s is None:
                 s = _largest_shift(float(t.min()), float(t.max()), span)
-            low, high = fixed_ceil(t.min(), s), fixed_ceil(t.max(), s)
-            shift[j], offset[j] = s, (low + high) // 2
-            q[at] = [fixed_ceil(v, s) - offset[j] for v in t]
-        layout.threshold = q
-        layout.quant = {"shift": shift, "offset": offset}
+            fixed = np.array([fixed_ceil(v, s) for v in t], np.int64)
+            plain = fixed - (int(fixed.min()) + int(fixed.max())) // 2
+            # thresholds that share their last e bits: compare floor((code - r) / 2^e),
+            # which orders a code against each of them as the code itself does
+            e = 0
+            while e < 24 and np.all((fixed - fixed[0]) % (2 << e) == 0):
+                e += 1
+            reduced = (fixed - fixed[0]) >> e
+            middle = (int(reduced.min()) + int(reduced.max())) // 2
+            shift[j], step[j] = s, e
+            offset[j] = int(fixed[0]) % (1 << e) + ((int(fixed[0]) >> e) + middle << e)
+            q[at] = reduced - middle
+            unreduced[at] = plain
+            plain_offset[j] = (int(fixed.min()) + int(fixed.max())) // 2
+        # steps cost a table and a division: taken only when they narrow the thresholds
+        def bits(v):
+            return int(v.max(initial=0) - v.min(initial=0)).bit_length()
+
+        if bits(q) < bits(unreduced):
+            layout.threshold = q
+            layout.quant = {"shift": shift, "offset": offset, "step": step}
+        else:
+            layout.threshold = unreduced
+            layout.quant = {"shift": shift, "offset": plain_offset, "step": step * 0}
     elif layout.kind == "depth":
         p = np.abs(layout.params.astype(np.float64)).max(initial=1.0)
         param_shift = 0

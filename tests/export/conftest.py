@@ -23,10 +23,10 @@ WERROR = ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 X86 = platform.machine() in ("x86_64", "AMD64")
 
 
-def built(model, tmp_path, variant, kind, name="jungle"):
+def built(model, tmp_path, variant, kind, name="jungle", style="tables"):
     """Export ``model``, compile its source with -Werror, and build the harness around it:
     (export_c's answer, the harness program)."""
-    info = export_c(model, tmp_path / variant, name=name, variant=variant)
+    info = export_c(model, tmp_path / variant, name=name, variant=variant, style=style)
     # the quantised variant must build without any floating-point register (x86-64)
     no_float = ["-mgeneral-regs-only"] if variant == "quantised" and X86 else []
     subprocess.run([*WERROR, *no_float, "-c", str(tmp_path / variant / f"{name}.c"), "-o",

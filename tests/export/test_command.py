@@ -47,3 +47,15 @@ def test_export_prints_the_footprint_and_the_compiled_size(saved, tmp_path, caps
     measured = re.search(r"compiled with -Os: (\d+) bytes of flash", out)
     # the compiled object holds the tables and the runtime's code
     assert measured and int(measured.group(1)) > sizes["tables"]
+
+
+@NEEDS_GCC
+def test_inline_style_from_the_command_line(saved, tmp_path, capsys):
+    _, model = saved
+    for style in ("tables", "inline"):
+        assert main(["export", str(model), "--out", str(tmp_path / style), "--style",
+                     style]) == 0
+    capsys.readouterr()
+    text = (tmp_path / "inline" / "jungle.c").read_text()
+    assert "goto l" in text and "jungle_nodes" not in text
+    assert "jungle_nodes" in (tmp_path / "tables" / "jungle.c").read_text()

@@ -15,13 +15,14 @@ from .conftest import NEEDS_GCC, built, proba_dtype
 
 
 @NEEDS_GCC
+@pytest.mark.parametrize("style", ["tables", "inline"])
 @pytest.mark.parametrize("variant", ["float", "quantised"])
 @pytest.mark.parametrize("max_width", [8, None], ids=["jungle", "forest"])
-def test_tabular_matches_python(rows, tmp_path, variant, max_width):
+def test_tabular_matches_python(rows, tmp_path, variant, max_width, style):
     X, y = rows
     clf = JungleClassifier(n_estimators=3, max_width=max_width, max_depth=8,
                            random_state=0).fit(X[:400], y[:400])
-    _, program = built(clf, tmp_path, variant, "tabular")
+    _, program = built(clf, tmp_path, variant, "tabular", style=style)
     rng = np.random.default_rng(1)
     inputs = np.concatenate([X[400:], rng.normal(size=(200, 5)).astype(np.float32) * 20])
     labels, proba, _ = run_harness(program, inputs, 4, proba_dtype(variant, 3), "tabular")

@@ -9,7 +9,7 @@ import pytest
 
 from jungleseg import JungleClassifier, VolumeFeatures
 from jungleseg.export import ExportError, export_c, footprint
-from jungleseg.export._layout import build_layout
+from jungleseg.export._packing import pack_layout
 
 
 def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_path):
@@ -20,10 +20,11 @@ def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_pat
     assert (info["kind"], info["variant"], info["notes"]) == ("tabular", "quantised", [])
     sizes = footprint(clf, "quantised")
     assert (info["tables"], info["ram"]) == (sizes["tables"], sizes["ram"])
-    # 4 classes of uint16 sums and the row's 5 int16 codes on the stack
-    assert sizes["ram"] == 4 * 2 + 5 * 2
-    assert sizes["tables"] == build_layout(clf.jungle_, "quantised").table_bytes()
-    assert footprint(clf, "float")["ram"] == 4 * 4
+    # 4 classes of uint16 sums, the row's 5 int16 codes, and 4 words of walk per DAG
+    assert sizes["ram"] == 4 * 2 + 5 * 2 + 2 * 16
+    assert sizes["tables"] == pack_layout(clf.jungle_, "quantised").table_bytes()
+    assert footprint(clf, "float")["ram"] == 4 * 4 + 2 * 16
+    assert footprint(clf, "float", style="inline")["ram"] == 4 * 4 + 2 * 4  # leaf rows only
     assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
 
 
@@ -41,5 +42,25 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(jungle, tmp_path, name="1bad")
     with pytest.raises(ExportError, match="unknown variant"):
         export_c(jungle, tmp_path, variant="double")
+    with pytest.raises(ExportError, match="unknown style"):
+        export_c(jungle, tmp_path, style="unrolled")
     with pytest.raises(ExportError, match="cannot export a str"):
         export_c("model.h5", tmp_path)
+
+
+def test_inline_style_is_for_tabular_models(kinect, tmp_path):
+    with pytest.raises(ExportError, match="style 'inline' covers tabular models, not depth"):
+        export_c(kinect[0], tmp_path, style="inline")
+
+
+def test_smoothing_is_declared_not_exported(kinect, tmp_path):
+    jungle = kinect[0].jungle_
+    smoothed = dataclasses.replace(jungle, params={**jungle.params, "smoothing": 3})
+    info = export_c(smoothed, tmp_path / "smoothed")
+    assert any("probability smoothing is not exported" in note for note in info["notes"])
+    text = (tmp_path / "smoothed" / "jungle.c").read_text()
+    assert "NOT EXPORTED: probability smoothing" in text and "7x7 boxes" in text
+    plain = dataclasses.replace(jungle, params={**jungle.params, "smoothing": 0})
+    info = export_c(plain, tmp_path / "plain")
+    assert info["notes"] == []
+    assert "does not smooth" in (tmp_path / "plain" / "jungle.c").read_text()

@@ -45,3 +45,24 @@ def test_layout_codes_reach_every_node_and_leaf(rows, variant):
     assert set(reached.tolist()) == set(range(layout.n_leaves))  # no leaf row unused
     assert layout.table_bytes() == sum(np.asarray(v).size * type_bytes(t)
                                        for t, v in layout.tables().values())
+
+
+def test_quantised_thresholds_sharing_their_last_bits_are_divided_exactly():
+    # whole numbers with every value present: every cut, so every threshold, is k + 0.5
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 200, size=(3000, 3)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 2 * X[:, 2]).astype(int) + (X[:, 0] > 120)
+    clf = JungleClassifier(n_estimators=2, max_width=16, random_state=0).fit(X, y)
+    float_layout = build_layout(clf.jungle_, "float")
+    layout = build_layout(clf.jungle_, "quantised")
+    quant = layout.quant
+    assert np.all(quant["step"] == 1)  # half-integers at shift 1 share their last bit
+    assert np.ptp(layout.threshold) < 256  # halved: 8 bits instead of 9
+    # the C reading, floor((floor(x * 2^shift) - offset) / 2^step) < q, on and off the grid
+    x = np.concatenate([np.arange(-3, 203, 0.25), rng.uniform(-5, 205, 500)])
+    for node in range(layout.n_split):
+        j = layout.feature[node]
+        code = np.floor((np.floor(np.ldexp(x, int(quant["shift"][j]))) - quant["offset"][j])
+                        / 2 ** int(quant["step"][j]))
+        np.testing.assert_array_equal(code < layout.threshold[node],
+                                      x < float_layout.threshold[node])

@@ -1,0 +1,63 @@
+"""Tabular nodes as a bit stream (:mod:`jungleseg.export._packing`): every field reads
+back from the stream, and the stream is smaller than byte-wide tables."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jungleseg import JungleClassifier
+from jungleseg.export._layout import build_layout
+from jungleseg.export._packing import bits_for, pack_layout, pack_nodes
+
+
+def read_field(stream: np.ndarray, at: int, width: int) -> int:
+    """What the C runtime's ``_field`` reads: ``width`` bits at bit ``at``."""
+    word = int.from_bytes(stream[at // 8: at // 8 + 4].tobytes(), "little")
+    return (word >> (at % 8)) & ((1 << width) - 1)
+
+
+def test_bits_for():
+    assert [bits_for(v) for v in (0, 1, 2, 255, 256)] == [1, 1, 2, 8, 9]
+
+
+@pytest.mark.parametrize("variant", ["float", "quantised"])
+def test_every_node_reads_back_from_the_stream(rows, variant):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=3, max_width=8, max_depth=7, random_state=0).fit(X, y)
+    layout = build_layout(clf.jungle_, variant)
+    packed = pack_nodes(layout)
+    counts = np.diff(layout.level_first)
+    assert np.array_equal(packed.level_count, counts)
+    cb, tb = packed.column_bits, packed.threshold_bits
+    node = 0
+    for dag in range(layout.n_dags):
+        at = int(packed.dag_bit[dag])
+        level = int(layout.dag_level[dag])
+        while True:
+            child = int(packed.level_child_bits[level])
+            for _ in range(counts[level]):
+                assert read_field(packed.stream, at, cb) == layout.feature[node]
+                t = read_field(packed.stream, at + cb, tb)
+                if variant == "float":
+                    assert packed.threshold_value[t] == np.float32(layout.threshold[node])
+                else:
+                    assert t - packed.threshold_bias == layout.threshold[node]
+                assert read_field(packed.stream, at + cb + tb, child) == layout.left[node]
+                assert read_field(packed.stream, at + cb + tb + child, child) == \
+                    layout.right[node]
+                at += cb + tb + 2 * child
+                node += 1
+            level += 1
+            if counts[level - 1] == 0:
+                break
+    assert node == layout.n_split
+
+
+def test_packed_tables_are_smaller_than_byte_wide_ones(rows):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=4, max_width=16, random_state=0).fit(X, y)
+    for variant in ("float", "quantised"):
+        packed = pack_layout(clf.jungle_, variant)
+        assert packed.packed is not None
+        assert packed.table_bytes() < build_layout(clf.jungle_, variant).table_bytes()
+        assert "left" not in packed.tables() and "nodes" in packed.tables()
