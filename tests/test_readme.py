@@ -16,16 +16,6 @@ BLOCKS = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(),
                     flags=re.S | re.M)
 
 
-def test_the_readme_has_python_blocks():
-    assert len(BLOCKS) >= 3
-
-
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs(index, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # blocks may write files (a model)
-    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
-
-
 def quick_start_blocks() -> list[str]:
     """The bash blocks of the README's Quick start section, in order."""
     text = (REPO / "README.md").read_text()
@@ -39,6 +29,8 @@ def test_ci_runs_the_readme_test_command():
     assert tests in (REPO / ".ci/run").read_text().splitlines()
 
 
+# First in its file, so that under ``-n 2`` one worker starts here (pip, and the kernels of
+# the clone's own source) while the other compiles this checkout's kernels once.
 @pytest.mark.slow
 def test_quick_start_on_a_fresh_clone(tmp_path, data_root):
     """Both quick-start commands, verbatim, in a fresh clone without the caller's venv.
@@ -65,3 +57,13 @@ def test_quick_start_on_a_fresh_clone(tmp_path, data_root):
                              env={**env, "PYTEST_ADDOPTS": "--collect-only -q"}, timeout=1800)
     assert collect.returncode == 0, (collect.stdout[-3000:], collect.stderr[-3000:])
     assert re.search(r"tests/test_readme.py: \d+", collect.stdout), collect.stdout[-2000:]
+
+
+def test_the_readme_has_python_blocks():
+    assert len(BLOCKS) >= 3
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_block_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # blocks may write files (a model)
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
