@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_run import check_the_base_install
+
 REPO = Path(__file__).resolve().parents[1]
 BLOCKS = re.findall(r"^```python\n(.*?)^```", (REPO / "README.md").read_text(),
                     flags=re.S | re.M)
-
-
-def test_the_readme_has_python_blocks():
-    assert len(BLOCKS) >= 3
-
-
-@pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_readme_block_runs(index, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # blocks may write files (a model)
-    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})
 
 
 def quick_start_blocks() -> list[str]:
@@ -37,12 +29,16 @@ def test_ci_runs_the_readme_test_command():
     assert tests in (REPO / ".ci/run").read_text().splitlines()
 
 
+# First in its file, so that under ``-n 2`` one worker starts here (pip, and the kernels of
+# the clone's own source) while the other compiles this checkout's kernels once.
 @pytest.mark.slow
-def test_quick_start_on_a_fresh_clone(tmp_path):
+def test_quick_start_on_a_fresh_clone(tmp_path, data_root):
     """Both quick-start commands, verbatim, in a fresh clone without the caller's venv.
-    The test command runs with PYTEST_ADDOPTS=--collect-only: it must find pytest and its
-    plugins and import every test module (running the suite again inside itself would
-    only repeat it)."""
+    Between the two, the venv the first made (``pip install -e .`` alone) is the base
+    install: every command runs in it without dask (tests/cli/test_run.py). The test
+    command runs with PYTEST_ADDOPTS=--collect-only: it must find pytest and its plugins
+    and import every test module (running the suite again inside itself would only
+    repeat it)."""
     clone = tmp_path / "jungleseg"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -55,7 +51,19 @@ def test_quick_start_on_a_fresh_clone(tmp_path):
     assert demo.returncode == 0, demo.stderr[-3000:]
     assert "test mean Jaccard" in demo.stdout and "a good result" in demo.stdout
     assert (clone / "jungleseg-demo/examples.png").stat().st_size > 10000
+    (tmp_path / "base").mkdir()
+    check_the_base_install(clone / ".venv", tmp_path / "base", data_root)
     collect = subprocess.run(["bash", "-c", tests], cwd=clone, capture_output=True, text=True,
                              env={**env, "PYTEST_ADDOPTS": "--collect-only -q"}, timeout=1800)
     assert collect.returncode == 0, (collect.stdout[-3000:], collect.stderr[-3000:])
     assert re.search(r"tests/test_readme.py: \d+", collect.stdout), collect.stdout[-2000:]
+
+
+def test_the_readme_has_python_blocks():
+    assert len(BLOCKS) >= 3
+
+
+@pytest.mark.parametrize("index", range(len(BLOCKS)))
+def test_readme_block_runs(index, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # blocks may write files (a model)
+    exec(compile(BLOCKS[index], f"README.md python block {index}", "exec"), {})

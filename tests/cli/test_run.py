@@ -1,13 +1,12 @@
 """No dask unless a cluster is asked for: the base install (``pip install -e .``, no
-extras) runs train, segment, evaluate, info, presets and generate; ``--workers`` without
-dask is a one-line error naming the extra."""
+extras) runs train, segment, evaluate, info, presets and generate (checked on the fresh
+clone's venv by tests/test_readme.py, slow); ``--workers`` without dask is a one-line error
+naming the extra."""
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-
-import pytest
 
 from .test_commands import REPO
 
@@ -59,30 +58,28 @@ def test_workers_without_dask_name_the_extra(trained, tmp_path):
             'pip install "jungleseg[distributed]"' in lines[0]
 
 
-@pytest.mark.slow
-def test_the_base_install_runs_every_command(tmp_path, data_root):
-    """A fresh venv with ``pip install -e .`` alone (no extras; pip's cache), then train,
-    segment, evaluate, info, presets and generate on small data, real photos included."""
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-e", str(REPO)],
-                         capture_output=True, text=True, timeout=1800)
-    assert pip.returncode == 0, pip.stderr[-3000:]
+def check_the_base_install(venv: Path, folder: Path, data_root: Path) -> None:
+    """A venv with ``pip install -e .`` alone (no extras) runs train, segment, evaluate,
+    info, presets and generate on small data, real photos included, without dask.
+
+    Run by ``tests/test_readme.py`` (slow) on the fresh clone's venv right after the quick
+    start's install, before the test command adds the ``dev`` extra: one fresh venv, not two.
+    """
     python = str(venv / "bin" / "python")
     assert subprocess.run([python, "-c", "import dask"], capture_output=True).returncode != 0
-    proc = subprocess.run([python, "-c", NO_DASK, str(tmp_path)], cwd=tmp_path,
+    proc = subprocess.run([python, "-c", NO_DASK, str(folder)], cwd=folder,
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0 and "no dask" in proc.stdout, proc.stderr[-3000:]
     jungleseg = str(venv / "bin" / "jungleseg")
     photo = sorted((data_root / "stanford_background" / "images").iterdir())[0]
-    for argv in (["segment", str(tmp_path / "m.h5"), str(photo), "--out",
-                  str(tmp_path / "photo.png")],
-                 ["info", str(tmp_path / "m.h5"), "--json"]):
+    for argv in (["segment", str(folder / "m.h5"), str(photo), "--out",
+                  str(folder / "photo.png")],
+                 ["info", str(folder / "m.h5"), "--json"]):
         done = subprocess.run([jungleseg, *argv], capture_output=True, text=True,
-                              cwd=tmp_path, timeout=900)
+                              cwd=folder, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
-    assert Path(tmp_path / "photo.png").is_file()
-    done = subprocess.run([jungleseg, "segment", str(tmp_path / "m.h5"), str(photo), "--out",
-                           str(tmp_path / "x.png"), "--workers", "2"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    assert Path(folder / "photo.png").is_file()
+    done = subprocess.run([jungleseg, "segment", str(folder / "m.h5"), str(photo), "--out",
+                           str(folder / "x.png"), "--workers", "2"],
+                          capture_output=True, text=True, cwd=folder)
     assert done.returncode == 1 and "jungleseg[distributed]" in done.stderr
