@@ -63,7 +63,7 @@ class JungleWidget(Panel):
         self._trained_on = None  # (image, scribbles) of the last training
         self._details = ""  # figures of the last run, for the status line's tooltip
         self._watched = None  # the scribble layer whose painting triggers live updates
-        self._channels = {}  # the last 2-D training's channels, for the next (session.train)
+        self._channels = {}  # the last training's channels, for the next (session.train)
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
         self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
@@ -277,13 +277,13 @@ class JungleWidget(Panel):
         first, first_slice = self._visible_part(inp, volume)
         total = int(self.max_depth.value) + 1
         fit = session.train_volumes if volume else session.train
-        kept = {} if volume else {"channels": self._channels}
 
         def job():
             start = time.perf_counter()
             try:
                 prepared = fit(model, inp.data, painted, inp.kind,
-                               progress=self._progress_callback, indices=indices, **kept)
+                               progress=self._progress_callback, indices=indices,
+                               channels=self._channels)
             except Cancelled:
                 yield ("cancelled",)
                 return
