@@ -6,9 +6,9 @@ Label values are the data sets' classes plus one, since 0 means unpainted here.
 
 The strokes of the cells and face samples, and of the painted slices of the volumes,
 imitate a user who paints each object once (:func:`object_strokes`): every eye, nucleus
-and patch of background gets a short stroke, longer in larger objects. Strokes of equal share per class, spread at random, leave whole
-objects unpainted (one eyebrow of two, most of a varied background) and a jungle cannot
-learn what it was never shown.
+and patch of background gets a short stroke, longer in larger objects. Strokes of equal
+share per class, spread at random, leave whole objects unpainted (one eyebrow of two, most
+of a varied background) and a jungle cannot learn what it was never shown.
 """
 from __future__ import annotations
 

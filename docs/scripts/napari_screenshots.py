@@ -1,11 +1,12 @@
 """Screenshots of the napari widget after training on each 2-D sample, for the docs.
 
-Opens each 2-D sample (or any sample named, the 3-D ones too) of the jungleseg plugin in a real napari viewer (as File > Open
-Sample > jungleseg does), docks the widget, presses *Train and segment* and nothing else,
-and saves a screenshot of the whole window to ``docs/images/napari_<sample>.png``. Without
-a display it starts a virtual one (Xvfb, through PyVirtualDisplay, which pytest-xvfb
-installs). Prints each sample's mean Jaccard against its ground truth and the time from
-the press to the segmentation (the second press: warm)::
+Opens each 2-D sample (or any sample named, the 3-D ones too) of the jungleseg plugin in
+a real napari viewer (as File > Open Sample > jungleseg does), docks the widget, presses
+*Train and segment* and nothing else, and saves a screenshot of the whole window to
+``docs/images/napari_<sample>.png``. Without a display it starts a virtual one (Xvfb,
+through PyVirtualDisplay, which pytest-xvfb installs). Prints each sample's mean Jaccard
+against its ground truth and the time from the press to the segmentation (the second
+press: warm; it reuses the image's channels)::
 
     python docs/scripts/napari_screenshots.py            # every 2-D sample
     python docs/scripts/napari_screenshots.py cells      # one
@@ -72,7 +73,9 @@ def show_painted_part(viewer, scribbles) -> None:
     rows, cols = np.nonzero(painted)
     height, width = painted.shape
     box = max((np.ptp(rows) + 1) / height, (np.ptp(cols) + 1) / width)
-    viewer.scene.camera.center = ((rows.min() + rows.max()) / 2, (cols.min() + cols.max()) / 2)
+    middle = np.array([(rows.min() + rows.max()) / 2, (cols.min() + cols.max()) / 2])
+    scale, translate = np.asarray(scribbles.scale[-2:]), np.asarray(scribbles.translate[-2:])
+    viewer.scene.camera.center = tuple(translate + scale * middle)  # world coordinates
     viewer.scene.camera.zoom *= min(max(0.8 / box, 1.0), 3.0)
 
 
