@@ -70,6 +70,9 @@ def test_more_channels_lists_neither_the_image_nor_outputs(make_napari_viewer):
     assert widget.image.choices == (None, layer, other)
     widget._fill_apply_menu()  # as when the user opens 'Apply to'
     assert [action.text() for action in widget.apply_menu.actions()] == ["texture", "other"]
+    widget.apply_menu.actions()[1].trigger()  # segments 'other' with the model
+    widget.wait()
+    assert "other segmentation" in viewer.layers
     assert widget.scribbles.choices == (None, viewer.layers["scribbles"])
     widget.image.value = other
     assert widget.channel_layers.choices == (layer,)
