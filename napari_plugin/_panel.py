@@ -1,11 +1,11 @@
 """The widget's panel: its controls, their layout and tooltips, and the layer lists.
 
-A short basic panel (image, scribbles, preset, live update, Train, Save, Load, Apply to)
-with a progress bar and a status line; every other knob sits in a collapsed *Advanced*
-section, each with a tooltip saying what it does and the preset's default. The panel keeps
-one width: long texts wrap or end in '...' (the whole text in a tooltip), and combo boxes
-never widen to fit a long layer name. :class:`napari_plugin._widget.JungleWidget` adds
-what the controls do.
+A short basic panel (image, scribbles, preset, a speed/detail slider, live update, Train, a
+Model menu to save and load, an Apply to menu) with a progress bar and a status line; every
+other knob sits in a collapsed *Advanced* section, each with a tooltip saying what it does
+and the preset's default. The panel keeps one width: long texts wrap or end in '...' (the
+whole text in a tooltip), and combo boxes never widen to fit a long layer name.
+:class:`napari_plugin._widget.JungleWidget` adds what the controls do.
 """
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from magicgui.widgets import (
     ProgressBar,
     PushButton,
     Select,
+    Slider,
     SpinBox,
 )
 from napari.layers import Image, Labels
 from napari.utils.notifications import show_error
-from qtpy.QtWidgets import QComboBox, QSizePolicy
+from qtpy.QtWidgets import QComboBox, QMenu, QSizePolicy
 from superqt import QCollapsible
 
 from jungleseg import ColourFeatures, DepthFeatures, JungleSegmenter, VolumeFeatures
@@ -36,6 +37,13 @@ from . import _session as session
 PANEL_WIDTH = 360  # the dock's minimum width, in pixels: long texts wrap, nothing widens it
 STATUS_LINES = 3  # the status line's height; longer messages end in '...', whole in its tooltip
 STATUS_CHARS = 150
+#: The speed/detail slider's positions: the preset's number of DAGs times the first
+#: number and its depth plus the second (the middle position keeps the preset's).
+DETAIL_STEPS = ((1 / 3, -2), (2 / 3, -1), (1, 0), (2, 1), (3, 2))
+DETAIL_TIP = ("Speed or detail: to the left, fewer and shallower DAGs train and segment "
+              "faster; to the right, more and deeper DAGs learn finer detail and give surer "
+              "results, slower. Sets DAGs and depth under Advanced; the middle keeps the "
+              "preset's.")
 
 #: What each Advanced knob does; its tooltip adds the preset's default.
 HELP = {
@@ -113,6 +121,9 @@ class Panel(Container):
                                or [session.DEFAULT_PRESET],
                                tooltip="the settings to start from, named for what they suit "
                                        "(napari: fast training on a few strokes)")
+        self.detail = Slider(label="speed / detail", min=1, max=len(DETAIL_STEPS),
+                             value=(len(DETAIL_STEPS) + 1) // 2, readout=False,
+                             tooltip=DETAIL_TIP)
         self.live = CheckBox(text="live update while painting",
                              tooltip="retrain and segment the visible slice after each pause "
                                      "in painting")
@@ -121,21 +132,24 @@ class Panel(Container):
                                                "press again to cancel")
         self.progress = ProgressBar(min=0, max=1, value=0, label="progress")
         self.status = Label(label="")
-        self.save_button = PushButton(text="Save model...")
-        self.load_button = PushButton(text="Load model...")
-        self.target = ComboBox(choices=self._inputs_of(Image), nullable=True,
-                               tooltip="an image layer (e.g. a stack) to segment with the "
+        self.model_button = PushButton(text="Model", tooltip="save the trained model to a "
+                                       "file, or load one (e.g. to apply it to other layers)")
+        self.model_menu = QMenu(self.model_button.native)
+        self.save_action = self.model_menu.addAction("Save model...")
+        self.load_action = self.model_menu.addAction("Load model...")
+        self.model_button.native.setMenu(self.model_menu)
+        self.apply_button = PushButton(text="Apply to", tooltip="segment every slice of an "
+                                       "image layer (a whole stack, another image) with the "
                                        "current model")
-        self.apply_button = PushButton(text="Apply", tooltip="segment every slice of the chosen "
-                                                             "layer with the current model")
+        self.apply_menu = QMenu(self.apply_button.native)  # filled with the image layers
+        self.apply_button.native.setMenu(self.apply_menu)  # when it opens
         self.basic = [self.image, self.scribbles, self.new_scribbles_button, self.preset,
-                      self.live, self.train_button, self.save_button, self.load_button,
-                      self.target, self.apply_button]
+                      self.detail, self.live, self.train_button, self.model_button,
+                      self.apply_button]
         self.extend([self.image, _row(self.scribbles, self.new_scribbles_button,
                                       label="scribbles"),
-                     self.preset, self.live, self.train_button, self.progress, self.status,
-                     _row(self.save_button, self.load_button, label="model"),
-                     _row(self.target, self.apply_button, label="apply to")])
+                     self.preset, self.detail, self.live, self.train_button, self.progress,
+                     self.status, _row(self.model_button, self.apply_button, label="model")])
         # the Advanced section
         self.mode = ComboBox(label="mode", choices=session.MODES)
         self.kind = ComboBox(label="image type", choices=session.IMAGE_KINDS)
@@ -168,7 +182,7 @@ class Panel(Container):
     def _fix_layout(self):
         """A stable panel: a minimum width no text widens, a status line of fixed height."""
         self.native.setMinimumWidth(PANEL_WIDTH)
-        for combo in (self.image, self.scribbles, self.preset, self.target, self.mode,
+        for combo in (self.image, self.scribbles, self.preset, self.mode,
                       self.kind, self.channel_axis):
             _narrow(combo)
         label = self.status.native
@@ -208,9 +222,9 @@ class Panel(Container):
             show_error(str(err))
             return
         jungle = config.jungle_params
-        self.n_estimators.value = jungle.get("n_estimators", 3)
+        self._preset_size = (jungle.get("n_estimators", 3), jungle.get("max_depth") or 20)
+        self._apply_detail()
         self.width_m.value = jungle.get("max_width") or 256
-        self.max_depth.value = jungle.get("max_depth") or 20
         self.smoothing.value, self.soft.value = jungle.get("smoothing", 0), jungle.get("soft", 0)
         self.prior.value = jungle.get("prior_power", 0)
         self.stages.value = jungle.get("auto_context", 1)
@@ -231,10 +245,19 @@ class Panel(Container):
             self.max_offset.value = 16 if depth_preset else features.get("max_offset", 16)
             self.max_offset.step, self.offset_unit = 1, "px"
         self.max_offset.native.setSuffix(f" {self.offset_unit}")  # the label keeps its width
+        defaults = dict(zip(("n_estimators", "max_depth"), self._preset_size))
         for name in ("n_estimators", "width_m", "max_depth", "max_offset", "smoothing", "soft",
                      "prior", "stages"):
-            box = getattr(self, name)
-            box.tooltip = f"{HELP[name]} Default ({self.preset.value}): {box.value:g}."
+            default = defaults.get(name, getattr(self, name).value)
+            getattr(self, name).tooltip = (f"{HELP[name]} Default ({self.preset.value}): "
+                                           f"{default:g}.")
+
+    def _apply_detail(self, *_):
+        """Set DAGs and depth from the preset's and the speed/detail slider's position."""
+        n_estimators, max_depth = getattr(self, "_preset_size", (3, 12))
+        times, deeper = DETAIL_STEPS[int(self.detail.value) - 1]
+        self.n_estimators.value = max(1, round(n_estimators * times))
+        self.max_depth.value = max(1, max_depth + deeper)
 
     _volume_mode = property(lambda self: self.mode.value == session.MODES[1])
 

@@ -36,6 +36,8 @@ IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
 MODES = ("2-D slices", "3-D volume")
 DEFAULT_PRESET = "napari"
 VOLUME_PRESET = "napari_volume"
+#: Channels of at most this many bytes are kept between trainings (live update).
+KEPT_CHANNEL_BYTES = 1 << 30
 
 
 def image_presets() -> dict[str, Path]:
@@ -168,21 +170,33 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     if indices is None:
         indices = painted_indices(image.shape, scribbles, kind)
     features = model.features  # the estimator() of a preset names its features
-    raw = [np.asarray(image[i]) for i in indices]
     pad = features.point_reach or 0  # training and segment_prepared read probes unclamped
-    key = _channels_key(features, pad, raw) if channels is not None else None
-    if key is not None and channels.get("key") == key:
-        slices, store = channels["slices"], channels["store"]
-    else:
+
+    def prepare(raw: list[np.ndarray]) -> tuple[list[np.ndarray], ImageStore]:
         # checked (NaN, complex, float RGB outside [0, 1]) and in one unit, as fit reads them
         slices, _ = training_values(raw, features)
-        store = features.prepare(slices, pad=pad)
-        if channels is not None:
-            channels.clear()  # one image's channels at a time: memory stays bounded
-            if key is not None:
-                channels.update(key=key, slices=slices, store=store)
+        return slices, features.prepare(slices, pad=pad)
+
+    slices, store = _kept_channels(features, pad, [np.asarray(image[i]) for i in indices],
+                                   prepare, channels)
     model.fit(slices, [scribbles[i] for i in indices], progress=progress, store=store)
     return {index: (store, k) for k, index in enumerate(indices)}
+
+
+def _kept_channels(features, pad: int, raw: list[np.ndarray], prepare: Callable,
+                   channels: dict | None) -> tuple[list[np.ndarray], ImageStore]:
+    """``prepare(raw)``: the values fit reads and their channels, taken from ``channels``
+    (see :func:`train`) when they were computed for the same features and content, and
+    kept there for the next training when they take at most :data:`KEPT_CHANNEL_BYTES`."""
+    key = _channels_key(features, pad, raw) if channels is not None else None
+    if key is not None and channels.get("key") == key:
+        return channels["slices"], channels["store"]
+    values, store = prepare(raw)
+    if channels is not None:
+        channels.clear()  # one image's channels at a time: memory stays bounded
+        if key is not None and store.pixels.nbytes <= KEPT_CHANNEL_BYTES:
+            channels.update(key=key, slices=values, store=store)
+    return values, store
 
 
 def _channels_key(features, pad: int, slices: list[np.ndarray]) -> tuple | None:
@@ -322,15 +336,19 @@ def check_model_input(jungle: Jungle, kind: str, data_shape: tuple, rgb: bool, n
 
 def train_volumes(model: JungleSegmenter, image, scribbles: np.ndarray, kind: str,
                   progress: Callable[[int, int], None] | None = None,
-                  indices: list[tuple] | None = None) -> dict[tuple, tuple[ImageStore, int]]:
+                  indices: list[tuple] | None = None, channels: dict | None = None
+                  ) -> dict[tuple, tuple[ImageStore, int]]:
     """Fit a volume ``model`` on the paint across every painted volume of ``image``
     (..., D, H, W[, C]); returns ``{volume index: (store, position)}`` like :func:`train`,
-    so that :func:`segment_volumes` segments them from the channels computed here."""
+    so that :func:`segment_volumes` segments them from the channels computed here.
+    ``channels``: kept between trainings, as for :func:`train` (the channels of a volume
+    take most of a training's time)."""
     scribbles = np.asarray(scribbles)
     if indices is None:
         indices = painted_indices(np.shape(image), scribbles, kind, volume=True)
-    volumes = [np.asarray(image[i]) for i in indices]
-    store = model.features.prepare(volumes)
+    features = model.features
+    volumes, store = _kept_channels(features, 0, [np.asarray(image[i]) for i in indices],
+                                    lambda raw: (raw, features.prepare(raw)), channels)
     model.fit(volumes, [scribbles[i] for i in indices], progress=progress, store=store)
     return {index: (store, k) for k, index in enumerate(indices)}
 

@@ -63,7 +63,7 @@ class JungleWidget(Panel):
         self._trained_on = None  # (image, scribbles) of the last training
         self._details = ""  # figures of the last run, for the status line's tooltip
         self._watched = None  # the scribble layer whose painting triggers live updates
-        self._channels = {}  # the last 2-D training's channels, for the next (session.train)
+        self._channels = {}  # the last training's channels, for the next (session.train)
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
         self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
@@ -79,17 +79,16 @@ class JungleWidget(Panel):
         self.image.changed.connect(self._on_image_changed)
         self.scribbles.changed.connect(self._watch_scribbles)
         self.preset.changed.connect(self._on_preset_changed)
+        self.detail.changed.connect(self._apply_detail)
         self.kind.changed.connect(self._on_preset_changed)
         self.mode.changed.connect(self._on_mode_changed)
         self.split_button.changed.connect(lambda: self._guarded(self.split_channels))
         self.new_scribbles_button.changed.connect(lambda: self._guarded(self.new_scribbles))
         self.live.changed.connect(self._on_live_toggled)
         self.train_button.changed.connect(self._on_train_pressed)
-        self.save_button.changed.connect(self._ask_save)
-        self.load_button.changed.connect(self._ask_load)
-        self.apply_button.changed.connect(
-            lambda: self.apply(self.target.value, self.channel_layers.value
-                               if self.target.value is self.image.value else ()))
+        self.save_action.triggered.connect(self._ask_save)
+        self.load_action.triggered.connect(self._ask_load)
+        self.apply_menu.aboutToShow.connect(self._fill_apply_menu)
         self.viewer.layers.events.inserted.connect(self._on_layers_changed)
         self.viewer.layers.events.removed.connect(self._on_layers_changed)
         self.reset_choices()
@@ -128,8 +127,6 @@ class JungleWidget(Panel):
         layer = self.image.value
         if layer is not None:
             self.kind.value = session.guess_kind(layer.data, layer.rgb)
-            if self.target.value is None:
-                self.target.value = layer
         self.channel_axis.reset_choices()
         self.channel_axis.value = layers.NO_CHANNEL_AXIS
         if layer is not None:
@@ -280,13 +277,13 @@ class JungleWidget(Panel):
         first, first_slice = self._visible_part(inp, volume)
         total = int(self.max_depth.value) + 1
         fit = session.train_volumes if volume else session.train
-        kept = {} if volume else {"channels": self._channels}
 
         def job():
             start = time.perf_counter()
             try:
                 prepared = fit(model, inp.data, painted, inp.kind,
-                               progress=self._progress_callback, indices=indices, **kept)
+                               progress=self._progress_callback, indices=indices,
+                               channels=self._channels)
             except Cancelled:
                 yield ("cancelled",)
                 return
@@ -434,7 +431,7 @@ class JungleWidget(Panel):
             if names is not None and len(names) > max(classes):
                 self.jungle.metadata["class_names"] = {str(c): str(names[c]) for c in classes}
         save_model(self.jungle, path)
-        self._say(f"Saved the model to {path}. Apply it to other layers under 'apply to'.")
+        self._say(f"Saved the model to {path}. 'Apply to' segments other layers with it.")
 
     def load(self, path) -> None:
         """Read and validate a model file; it becomes the model applied to layers."""
@@ -442,7 +439,7 @@ class JungleWidget(Panel):
         knobs = session.inference_knobs(self.jungle)
         self.smoothing.value, self.soft.value, self.prior.value = knobs
         self._say(f"Loaded a model of {session.model_kind(self.jungle)} images: choose a "
-                  "layer under 'apply to' and press Apply.",
+                  "layer under 'Apply to'.",
                   f"{path}: {len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes")
 
     def apply(self, layer, channels=()) -> None:
@@ -478,6 +475,16 @@ class JungleWidget(Panel):
         self._run(job, len(indices) * (2 if volume else 1), inp, layer.name, None,
                   count_slices=True)
         self._say(f"Segmenting every slice of {layer.name}... (press Cancel to stop)")
+
+    def _fill_apply_menu(self):
+        """One entry per input image layer (the chosen image with its extra channels)."""
+        self.apply_menu.clear()
+        for layer in choices.inputs(self.viewer.layers, Image):
+            action = self.apply_menu.addAction(layer.name)
+            action.triggered.connect(lambda _=False, layer=layer: self.apply(
+                layer, self.channel_layers.value if layer is self.image.value else ()))
+        if self.apply_menu.isEmpty():
+            self.apply_menu.addAction("no image layers").setEnabled(False)
 
     def _ask_save(self, *_):
         path, _ = QFileDialog.getSaveFileName(None, "Save jungle model", "model.h5",

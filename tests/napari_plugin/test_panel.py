@@ -2,14 +2,16 @@
 section holding every other knob with its tooltip, layer lists without outputs, one width."""
 import pytest
 
+from jungleseg.config import load_preset
+
 from .scenes import stripes_and_checks, strokes
 
 napari = pytest.importorskip("napari")
 
-#: The basic panel: image, scribbles (and New), preset, live update, Train, Save, Load and
-#: Apply to (a layer and the button), in seven rows.
-BASIC = ["image", "scribbles", "new_scribbles_button", "preset", "live", "train_button",
-         "save_button", "load_button", "target", "apply_button"]
+#: The basic panel: image, scribbles (and New), preset, speed/detail, live update, Train,
+#: the Model menu (save, load) and the Apply to menu, in seven rows.
+BASIC = ["image", "scribbles", "new_scribbles_button", "preset", "detail", "live",
+         "train_button", "model_button", "apply_button"]
 ADVANCED = ["mode", "kind", "channel_layers", "channel_axis", "split_button", "n_estimators",
             "width_m", "max_depth", "max_offset", "smoothing", "soft", "prior", "stages",
             "probabilities"]
@@ -65,10 +67,47 @@ def test_more_channels_lists_neither_the_image_nor_outputs(make_napari_viewer):
     widget.wait()
     assert "texture uncertainty" in viewer.layers
     assert widget.channel_layers.choices == (other,)
-    assert widget.image.choices == widget.target.choices == (None, layer, other)
+    assert widget.image.choices == (None, layer, other)
+    widget._fill_apply_menu()  # as when the user opens 'Apply to'
+    assert [action.text() for action in widget.apply_menu.actions()] == ["texture", "other"]
+    widget.apply_menu.actions()[1].trigger()  # segments 'other' with the model
+    widget.wait()
+    assert "other segmentation" in viewer.layers
     assert widget.scribbles.choices == (None, viewer.layers["scribbles"])
     widget.image.value = other
     assert widget.channel_layers.choices == (layer,)
+
+
+def test_the_detail_slider_sets_dags_and_depth_around_the_presets(make_napari_viewer):
+    from napari_plugin._panel import DETAIL_STEPS
+    from napari_plugin._widget import JungleWidget
+
+    widget = JungleWidget(make_napari_viewer())
+    middle = widget.detail.value
+    preset = (widget.n_estimators.value, widget.max_depth.value)  # the preset's: 3, 12
+    assert DETAIL_STEPS[middle - 1] == (1, 0) and preset == (3, 12)
+    widget.detail.value = widget.detail.min  # fastest
+    assert (widget.n_estimators.value, widget.max_depth.value) == (1, 10)
+    widget.detail.value = widget.detail.max  # most detail
+    assert (widget.n_estimators.value, widget.max_depth.value) == (9, 14)
+    assert "Default (napari): 3." in widget.n_estimators.tooltip  # the preset's, not the slider's
+    widget.mode.value = "3-D volume"  # another preset: the slider's position applies to it
+    volume_preset = load_preset("napari_volume").jungle_params
+    assert widget.max_depth.value == volume_preset["max_depth"] + 2
+    assert len(widget.detail.tooltip) > 40
+
+
+def test_the_model_menu_saves_and_loads(make_napari_viewer, monkeypatch, tmp_path):
+    from napari_plugin import _widget
+
+    asked = []
+    monkeypatch.setattr(_widget.JungleWidget, "_ask_save", lambda self, *_: asked.append("save"))
+    monkeypatch.setattr(_widget.JungleWidget, "_ask_load", lambda self, *_: asked.append("load"))
+    widget = _widget.JungleWidget(make_napari_viewer())
+    assert [a.text() for a in widget.model_menu.actions()] == ["Save model...", "Load model..."]
+    for action in widget.model_menu.actions():
+        action.trigger()
+    assert asked == ["save", "load"]
 
 
 def test_the_dock_keeps_its_width(make_napari_viewer):

@@ -198,6 +198,30 @@ def test_kept_channels_serve_only_the_same_content():
             trained(bad, paint, kept)
 
 
+def test_volume_training_keeps_its_channels_for_the_next():
+    from jungleseg.datasets.cells3d import paint_slices, render_cell_volume
+
+    volume, truth = render_cell_volume((10, 40, 40), seed=2)
+    paint = paint_slices(truth, [3, 6], fraction=0.05)
+    more = paint_slices(truth, [3, 6, 8], fraction=0.05, seed=1)
+    kept = {}
+
+    def trained(scribbles, channels):
+        model = session.volume_estimator(load_preset("napari_volume"), 1, (0.3, 0.1, 0.1), 2,
+                                         16, 6, 0.5, seed=1)
+        prepared = session.train_volumes(model, volume, scribbles, "grey", channels=channels)
+        return model.jungle_, prepared[()][0]
+
+    _, store = trained(paint, kept)
+    again, reused = trained(more, kept)  # more paint on the same volume: its channels
+    assert reused is store
+    assert _same_jungle(again, trained(more, None)[0])
+    session.train_volumes(session.volume_estimator(load_preset("napari_volume"), 1,
+                                                   (0.3, 0.1, 0.1), 2, 16, 6, 1.0),
+                          volume, more, "grey", channels=kept)
+    assert kept["store"] is not store  # other features (a longer reach): other channels
+
+
 def test_inference_knobs_are_the_models_own_where_it_can_use_them():
     import dataclasses
     from pathlib import Path

@@ -41,6 +41,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.mode.value = "3-D volume"
     assert widget.preset.value == "napari_volume" and widget.offset_unit == "scale units"
+    widget.detail.value = widget.detail.max  # 3 DAGs for sparse random strokes on 2 slices
     widget.max_offset.value = 0.6
     widget.train()
     widget.wait()
