@@ -121,7 +121,9 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
             f"{layout.n_leaves} distinct leaves, {layout.n_classes} classes "
             f"({n}_CLASSES holds their values); {layout.variant} variant.",
             f"Features: {json.dumps(family)}",
-            f"Tables: {footprint['tables']} bytes of flash; the call needs "
+            f"Tables: {footprint['tables']} bytes of flash"
+            + (" besides the code, which holds the nodes (style inline: one comparison per "
+               "node)" if layout.inline else "") + f"; the call needs "
             f"{footprint['ram']} bytes of stack besides its arguments.",
             "",
             "Self-contained C99: include <stdint.h> and <string.h> only, no heap, no other "
@@ -180,9 +182,10 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     if quantised and layout.kind in ("tabular", "colour"):
         out.append("#include <string.h>")
     out.append("")
-    out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below its "
-               "level's split count is a split node's rank in the level, otherwise (code - "
-               "count) is a leaf row */")
+    if not layout.inline:
+        out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below "
+                   "its level's split count is a split node's rank in the level, otherwise "
+                   "(code - count) is a leaf row */")
     for key, (ctype, values) in tables.items():
         values = np.asarray(values)
         if key == "CLASSES":
