@@ -139,11 +139,12 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_proba_t p[{n}_N_CLASSES];",
                  f"    {n}_predict_proba(x, p);              // probability of each class"]
         if quantised:
+            code = ("floor((floor(x * 2^shift) - offset) / 2^step)" if "step" in
+                    layout.tables() else "floor(x * 2^shift) - offset")
             text += ["", "The quantised variant reads the same float rows: each value is "
-                     "turned into a 16-bit code (8-bit with --threshold-bits 8) with integer "
-                     "operations on its bits "
-                     "(floor(x * 2^shift) - offset, per column), exact for values on that "
-                     "grid (whole numbers always)."]
+                     "turned into a 16-bit code (thresholds of 8 bits with --threshold-bits 8) "
+                     f"with integer operations on its bits ({code}, per column), exact for "
+                     "values on the grid 2^-shift (whole numbers always)."]
     elif layout.kind == "depth":
         text += ["Call, for a depth frame in millimetres (0: no reading), row by row:",
                  "    uint8_t labels[240 * 320];",

@@ -8,12 +8,17 @@ node within the level, otherwise ``code - count`` is a row of the leaf table. Co
 therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows
 are shared: the DAG shares a leaf between all the parents that reach it, and rows of
 equal values (pure leaves, most of all) are stored once for the whole model. Codes,
-feature indices and thresholds take the narrowest C integer type that holds them.
+feature indices and thresholds take the narrowest C integer type that holds them; the
+export packs a tabular model's nodes further, as a bit stream (:mod:`._packing`), or
+writes them as code (:mod:`._inline`).
 
 The quantised variant (``variant='quantised'``) replaces every float by an integer:
 
 - tabular: feature ``j`` is read as the code ``floor(x * 2**shift[j]) - offset[j]``
-  (int16, saturated), a threshold ``t`` becomes ``ceil(t * 2**shift[j]) - offset[j]``.
+  (int16, saturated), a threshold ``t`` becomes ``ceil(t * 2**shift[j]) - offset[j]``;
+  where every threshold of every column shares its last bits, code and thresholds are
+  divided by ``2**step[j]`` (floor), which keeps every comparison as it was and narrows
+  the packed threshold field.
   ``x < t`` then holds whenever the code comparison does, exactly for values on the
   grid ``2**-shift[j]`` (whole numbers: for every shift >= 0); ``shift`` is the coarsest
   that represents every threshold of the feature exactly, else the finest that keeps
