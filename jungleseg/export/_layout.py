@@ -158,6 +158,12 @@ class Layout:
         t = np.asarray(self.threshold, np.int64)
         return c_int_type(min(int(t.min(initial=0)), -1), int(t.max(initial=0)))
 
+    def uniform(self, key: str) -> int | None:
+        """The value of the quantised tabular scale ``key`` ('shift' or 'step') shared by
+        every column a node reads (the C code then writes it as a constant), or None."""
+        values = np.unique(np.asarray(self.quant[key])[np.unique(self.feature)])
+        return int(values[0]) if len(values) == 1 else None
+
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
         out = {"root": (self.code_type, self.roots),
@@ -166,6 +172,8 @@ class Layout:
             out = {}
         elif self.packed is not None:
             out.update(self.packed.tables())
+            if np.all(self.roots == self.roots[0]):  # the walk writes it as a constant
+                del out["root"]
         else:
             out.update({"left": (self.code_type, self.left), "right": (self.code_type, self.right),
                         "level_first": (c_int_type(0, self.n_split), self.level_first)})
@@ -175,8 +183,9 @@ class Layout:
                 out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
                 out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
-                out["shift"] = ("int8_t", self.quant["shift"])
-                if np.any(self.quant["step"]):
+                if self.uniform("shift") is None:
+                    out["shift"] = ("int8_t", self.quant["shift"])
+                if np.any(self.quant["step"]) and self.uniform("step") is None:
                     out["step"] = ("uint8_t", self.quant["step"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),
                                             int(self.quant["offset"].max(initial=0))),
