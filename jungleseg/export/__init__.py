@@ -13,7 +13,9 @@ tables (:mod:`._layout`) and a small runtime with one interface for every progra
 - ``<name>_N_FEATURES``, ``<name>_N_CLASSES`` and ``<name>_CLASSES`` (class values).
 
 Two variants: ``float`` (float32, the same labels as Python bit for bit) and
-``quantised`` (integers only: int16 thresholds, uint8 leaf distributions).
+``quantised`` (integers only: int16 thresholds, uint8 leaf distributions). Two styles for
+tabular models: ``tables`` (the nodes packed as a bit stream and walked by a loop, the
+least flash) and ``inline`` (a comparison of code per node, faster).
 """
 from __future__ import annotations
 

@@ -121,7 +121,9 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
             f"{layout.n_leaves} distinct leaves, {layout.n_classes} classes "
             f"({n}_CLASSES holds their values); {layout.variant} variant.",
             f"Features: {json.dumps(family)}",
-            f"Tables: {footprint['tables']} bytes of flash; the call needs "
+            f"Tables: {footprint['tables']} bytes of flash"
+            + (" besides the code, which holds the nodes (style inline: one comparison per "
+               "node)" if layout.inline else "") + f"; the call needs "
             f"{footprint['ram']} bytes of stack besides its arguments.",
             "",
             "Self-contained C99: include <stdint.h> and <string.h> only, no heap, no other "
@@ -137,11 +139,12 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_proba_t p[{n}_N_CLASSES];",
                  f"    {n}_predict_proba(x, p);              // probability of each class"]
         if quantised:
+            code = ("floor((floor(x * 2^shift) - offset) / 2^step)" if layout.uniform("step")
+                    != 0 else "floor(x * 2^shift) - offset")
             text += ["", "The quantised variant reads the same float rows: each value is "
-                     "turned into a 16-bit code (8-bit with --threshold-bits 8) with integer "
-                     "operations on its bits "
-                     "(floor(x * 2^shift) - offset, per column), exact for values on that "
-                     "grid (whole numbers always)."]
+                     "turned into a 16-bit code (thresholds of 8 bits with --threshold-bits 8) "
+                     f"with integer operations on its bits ({code}, per column), exact for "
+                     "values on the grid 2^-shift (whole numbers always)."]
     elif layout.kind == "depth":
         text += ["Call, for a depth frame in millimetres (0: no reading), row by row:",
                  "    uint8_t labels[240 * 320];",
@@ -180,9 +183,10 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     if quantised and layout.kind in ("tabular", "colour"):
         out.append("#include <string.h>")
     out.append("")
-    out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below its "
-               "level's split count is a split node's rank in the level, otherwise (code - "
-               "count) is a leaf row */")
+    if not layout.inline:
+        out.append(f"/* {layout.n_split} split nodes, in DAG and level order; a child code below "
+                   "its level's split count is a split node's rank in the level, otherwise "
+                   "(code - count) is a leaf row */")
     for key, (ctype, values) in tables.items():
         values = np.asarray(values)
         if key == "CLASSES":
@@ -291,15 +295,19 @@ static int32_t {n}_fixed(const float *x, int32_t shift)
 def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
     quantised = layout.variant == "quantised"
     if quantised:
-        divide = "" if "step" not in layout.tables() else f"""\
+        shift = layout.uniform("shift")
+        shift = f"{n}_shift[j]" if shift is None else str(shift)
+        step = layout.uniform("step")
+        step = f"{n}_step[j]" if step is None else str(step)
+        divide = "" if step == "0" else f"""\
         /* floor(v / 2^step): the column's thresholds share their last step bits */
-        v = v >= 0 ? v >> {n}_step[j]
-            : -(int32_t)(((uint32_t)-v + ((uint32_t)1 << {n}_step[j]) - 1u) >> {n}_step[j]);
+        v = v >= 0 ? v >> {step}
+            : -(int32_t)(((uint32_t)-v + ((uint32_t)1 << {step}) - 1u) >> {step});
 """
         read = f"""    int16_t x[{n}_N_FEATURES];
     int32_t j, g;
     for (j = 0; j < {n}_N_FEATURES; j++) {{
-        int32_t v = {n}_fixed(&features[j], {n}_shift[j]) - {n}_offset[j];
+        int32_t v = {n}_fixed(&features[j], {shift}) - {n}_offset[j];
 {divide}        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
     }}
 """
@@ -348,6 +356,11 @@ def _packed_walk(layout: Layout, n: str) -> str:
         read_test = f"""            test = {n}_field(node, {cb}u);
             t = {n}_field(node + {cb}u, {tb}u);
 """
+    root = f"{n}_root[g]" if "root" in layout.tables() else f"{int(layout.roots[0])}u"
+    if packed.level_child_bits.max(initial=1) < 16:
+        child_bits = f"    return ({n}_level_child_bits[l >> 1] >> ((l & 1u) * 4u)) & 15u;\n"
+    else:
+        child_bits = f"    return {n}_level_child_bits[l];\n"
     if quantised:
         threshold = f"(int32_t)t - {packed.threshold_bias}" if packed.threshold_bias else \
             "(int32_t)t"
@@ -366,12 +379,7 @@ static uint32_t {n}_field(uint32_t at, uint32_t width)
  * and the leaf rows */
 static uint32_t {n}_child_bits(uint32_t l)
 {{
-    uint32_t top = {n}_level_count[l + 1] + {layout.n_leaves - 1}u, bits = 1;
-    while (top >> bits) {{
-        bits++;
-    }}
-    return bits;
-}}
+{child_bits}}}
 
 /* The leaf row each DAG reaches, the DAGs walked side by side (their steps do not wait
  * for each other). A node is column ({cb} bits), threshold ({tb} bits), left and right
@@ -382,7 +390,7 @@ static void {n}_walk(const {'int16_t' if quantised else 'float'} *x, uint32_t *l
     int32_t g, busy = 1;
     for (g = 0; g < {n}_N_DAGS; g++) {{
         level[g] = {n}_dag_level[g];
-        leaf[g] = {n}_root[g];
+        leaf[g] = {root};
         at[g] = {n}_dag_bit[g];
         count[g] = {n}_level_count[level[g]];
     }}

@@ -8,12 +8,17 @@ node within the level, otherwise ``code - count`` is a row of the leaf table. Co
 therefore fit in a byte whenever the widest level plus the distinct leaves do. Leaf rows
 are shared: the DAG shares a leaf between all the parents that reach it, and rows of
 equal values (pure leaves, most of all) are stored once for the whole model. Codes,
-feature indices and thresholds take the narrowest C integer type that holds them.
+feature indices and thresholds take the narrowest C integer type that holds them; the
+export packs a tabular model's nodes further, as a bit stream (:mod:`._packing`), or
+writes them as code (:mod:`._inline`).
 
 The quantised variant (``variant='quantised'``) replaces every float by an integer:
 
 - tabular: feature ``j`` is read as the code ``floor(x * 2**shift[j]) - offset[j]``
-  (int16, saturated), a threshold ``t`` becomes ``ceil(t * 2**shift[j]) - offset[j]``.
+  (int16, saturated), a threshold ``t`` becomes ``ceil(t * 2**shift[j]) - offset[j]``;
+  where every threshold of every column shares its last bits, code and thresholds are
+  divided by ``2**step[j]`` (floor), which keeps every comparison as it was and narrows
+  the packed threshold field.
   ``x < t`` then holds whenever the code comparison does, exactly for values on the
   grid ``2**-shift[j]`` (whole numbers: for every shift >= 0); ``shift`` is the coarsest
   that represents every threshold of the feature exactly, else the finest that keeps
@@ -153,6 +158,12 @@ class Layout:
         t = np.asarray(self.threshold, np.int64)
         return c_int_type(min(int(t.min(initial=0)), -1), int(t.max(initial=0)))
 
+    def uniform(self, key: str) -> int | None:
+        """The value of the quantised tabular scale ``key`` ('shift' or 'step') shared by
+        every column a node reads (the C code then writes it as a constant), or None."""
+        values = np.unique(np.asarray(self.quant[key])[np.unique(self.feature)])
+        return int(values[0]) if len(values) == 1 else None
+
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
         out = {"root": (self.code_type, self.roots),
@@ -161,6 +172,8 @@ class Layout:
             out = {}
         elif self.packed is not None:
             out.update(self.packed.tables())
+            if np.all(self.roots == self.roots[0]):  # the walk writes it as a constant
+                del out["root"]
         else:
             out.update({"left": (self.code_type, self.left), "right": (self.code_type, self.right),
                         "level_first": (c_int_type(0, self.n_split), self.level_first)})
@@ -170,8 +183,9 @@ class Layout:
                 out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
                 out["threshold"] = (self.threshold_type, self.threshold)
             if quantised:
-                out["shift"] = ("int8_t", self.quant["shift"])
-                if np.any(self.quant["step"]):
+                if self.uniform("shift") is None:
+                    out["shift"] = ("int8_t", self.quant["shift"])
+                if np.any(self.quant["step"]) and self.uniform("step") is None:
                     out["step"] = ("uint8_t", self.quant["step"])
                 out["offset"] = (c_int_type(int(self.quant["offset"].min(initial=0)),
                                             int(self.quant["offset"].max(initial=0))),

@@ -7,9 +7,9 @@ Byte-wide tables round each of them up to 8, 16 or 32 bits; here a node is the f
 
 written least significant bit first, one node after the other in DAG and level order.
 The two child codes take the bits of their *level* (``level_child_bits``: enough for the
-next level's split nodes plus the leaf rows; the runtime derives them from
-``level_count``), so the narrow levels near the roots and the leaves cost fewer bits than
-the widest. The thresholds are
+next level's split nodes plus the leaf rows; stored 4 bits each where they fit), so the
+narrow levels near the roots and the leaves cost fewer bits than the widest. The
+thresholds are
 
 - float variant: the index of the threshold in ``threshold_value``, the model's distinct
   float32 thresholds in increasing order (binned models have few: the bin cuts);
@@ -18,7 +18,7 @@ the widest. The thresholds are
 The runtime walks a DAG level by level and keeps the bit position of the level it is on
 (``dag_bit`` holds each DAG's first), walking all DAGs side by side so that their steps
 overlap; a field of at most 25 bits is read from the four bytes it starts in, so the
-stream is padded with three bytes.
+stream is padded for the last such read.
 """
 from __future__ import annotations
 
@@ -49,12 +49,18 @@ class PackedNodes:
     threshold_value: np.ndarray | None  # float variant: distinct thresholds, increasing
     threshold_bias: int  # quantised variant: stored threshold = threshold + bias
     level_count: np.ndarray  # split nodes of each level (0 ends a DAG)
-    level_child_bits: np.ndarray  # bits of a child code of each level's nodes (not a table)
+    level_child_bits: np.ndarray  # bits of a child code of each level's nodes
     dag_bit: np.ndarray  # bit position of each DAG's first node
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """The constant tables, by name: (C type, values)."""
-        out = {"nodes": ("uint8_t", self.stream),
+        bits = self.level_child_bits
+        if bits.max(initial=1) < 16:  # two levels a byte
+            pairs = np.append(bits, 0)[: 2 * ((len(bits) + 1) // 2)].reshape(-1, 2)
+            child_bits = pairs[:, 0] | pairs[:, 1] << 4
+        else:
+            child_bits = bits
+        out = {"nodes": ("uint8_t", self.stream), "level_child_bits": ("uint8_t", child_bits),
                "level_count": (c_int_type(0, int(self.level_count.max(initial=0))),
                                self.level_count),
                "dag_bit": (c_int_type(0, int(self.dag_bit.max(initial=0))), self.dag_bit)}
@@ -94,7 +100,9 @@ def pack_nodes(layout: Layout) -> PackedNodes:
                node_at[:-1] + column_bits + threshold_bits),
               (np.asarray(layout.right, np.int64), child_bits[node_level],
                node_at[:-1] + column_bits + threshold_bits + child_bits[node_level])]
-    bits = np.zeros(int(node_at[-1]) + 8 * 3, np.uint8)  # 3 bytes of padding
+    # the last read takes the 4 bytes from the byte its field starts in
+    last_field = int(node_at[-1] - child_bits[node_level[-1]]) if layout.n_split else 0
+    bits = np.zeros(max(int(node_at[-1]), 8 * ((last_field >> 3) + 4)), np.uint8)
     for value, width, at in fields:
         for b in range(int(width.max(initial=0))):
             take = width > b

@@ -12,6 +12,7 @@ from jungleseg.export._packing import bits_for, pack_layout, pack_nodes
 
 def read_field(stream: np.ndarray, at: int, width: int) -> int:
     """What the C runtime's ``_field`` reads: ``width`` bits at bit ``at``."""
+    assert at // 8 + 4 <= len(stream)  # the C read stays inside the stream
     word = int.from_bytes(stream[at // 8: at // 8 + 4].tobytes(), "little")
     return (word >> (at % 8)) & ((1 << width) - 1)
 
@@ -29,6 +30,9 @@ def test_every_node_reads_back_from_the_stream(rows, variant):
     counts = np.diff(layout.level_first)
     assert np.array_equal(packed.level_count, counts)
     cb, tb = packed.column_bits, packed.threshold_bits
+    _, nibbles = packed.tables()["level_child_bits"]  # two levels a byte, as C reads them
+    np.testing.assert_array_equal([(nibbles[k >> 1] >> (4 * (k & 1))) & 15
+                                   for k in range(len(counts))], packed.level_child_bits)
     node = 0
     for dag in range(layout.n_dags):
         at = int(packed.dag_bit[dag])
