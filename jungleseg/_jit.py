@@ -17,7 +17,8 @@ KERNELS = {
               ("jungleseg.jungle._grow", "node_histograms"),
               ("jungleseg.jungle._evaluation", "_evaluate_subsamples_worker"),
               ("jungleseg.jungle._tables", "_thresholds_worker")],
-    "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker")],
+    "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker"),
+                ("jungleseg.jungle._predict", "_hard_pixels_worker")],
 }
 #: About how long the compilation of each command's kernels takes, in seconds of one core
 #: (``benchmarks/first_run.py``).

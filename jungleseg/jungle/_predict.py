@@ -18,6 +18,9 @@ CLAMPED, POINT_STEPS, DEPTH_STEPS = 0, 1, 2
 #: Listed pixels traversed together, level by level: as many as this, fewer where a
 #: worker would otherwise get under ``TASKS_PER_WORKER`` blocks, but not under the least.
 _MOST_BLOCK, _LEAST_BLOCK = 256, 32
+#: Pixels that descend a DAG side by side in hard routing of point and clamped probes:
+#: their probe reads do not wait on one another, so cache misses overlap.
+_LANES = 4
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -113,7 +116,12 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     (:data:`CLAMPED`, :data:`POINT_STEPS`, :data:`DEPTH_STEPS`); all give the same result.
     Returns the number of split nodes evaluated.
 
-    Blocks of neighbouring listed pixels (:data:`_MOST_BLOCK`) descend each DAG together,
+    Hard routing (``soft == 0``) of point or clamped probes walks :data:`_LANES` pixels side
+    by side down each DAG (:func:`_hard_pixels_worker`): each pixel's next node waits only
+    on its own probe reads, so the others' cache misses overlap with them; this is several
+    times faster than the frontier below for 8 to 32 channels of 320 x 240 photos.
+    Otherwise (soft routing, depth probes) blocks of neighbouring listed pixels
+    (:data:`_MOST_BLOCK`) descend each DAG together,
     one level at a time: neighbours mostly share nodes, so node data and probed pixels stay
     in cache, and the longer a level's frontier the less each entry pays for the loops
     around it. Each pixel's result is its own, whatever the block size. A block's
@@ -145,10 +153,106 @@ def predict_pixels(node_start, leaf_start, kind, params, threshold, left, right,
     empty, with ``soft == 0``). Node and probe indices are unsigned, so that Numba skips its
     negative-index wraparound test on every read.
     """
+    if soft == 0 and mode != DEPTH_STEPS:
+        return sum(run_workers(_hard_pixels_worker, n_workers, node_start, leaf_start, kind,
+                               params, threshold, left, right, leaf_value, store, image, index,
+                               mode, label_weight, proba, labels, n_workers))
     return sum(run_workers(_predict_pixels_worker, n_workers, node_start, leaf_start, kind,
                            params, threshold, left, right, leaf_value, spread, widest, store,
                            image, index, mode, soft, epsilon, label_weight, proba, labels,
                            n_workers))
+
+
+@njit(cache=True, nogil=True)
+def _clamped_response(kind2d, params, i, store, image, row, col, one, value):
+    """Response of split node ``i`` at pixel (row, col) of ``image``, probes clamped to the
+    image (``one``, ``value``: scratch of one int64 0 and one float32); a call of its own,
+    so that the loop of step reads it is called from stays short."""
+    pixels, _, _, _, _, _, integral, integral_offset = store
+    response_rows(kind2d, params, i, one, 0, pixels, integral, integral_offset,
+                  at_sample(store, image, row, col), False, value, 0)
+    return value[0]
+
+
+@njit(cache=True, nogil=True)
+def _hard_pixels_worker(node_start, leaf_start, kind, params, threshold, left, right,
+                        leaf_value, store, image, index, mode, label_weight, proba, labels,
+                        n_workers, counter):
+    """One worker of :func:`predict_pixels` with hard routing, probes read at fixed steps
+    or clamped: claims blocks of pixels from ``counter``, and walks :data:`_LANES` pixels at
+    a time down each DAG, each its own path, one node of each per step. Returns the split
+    nodes it evaluated. Each pixel sums the DAGs' leaf distributions in order and scales
+    once, as the frontier traversal does, so the results are the same bit for bit."""
+    pixels, origin, _, width, stride, _, _, _ = store
+    w = width[image]
+    one = np.zeros(1, np.int64)
+    value = np.empty(1, np.float32)
+    n_steps = kind.shape[0] if mode == POINT_STEPS else 0  # clamped reads need no steps
+    first, second = point_probe_steps(kind[:n_steps], params[:n_steps], store, image)
+    kind2d = kind.reshape(-1, 1)
+    n_classes = leaf_value.shape[1]
+    scale = np.float32(1.0 / (node_start.shape[0] - 1))
+    write_proba = proba.shape[0] > 0
+    n = index.shape[0]
+    block = min(_MOST_BLOCK, max(_LEAST_BLOCK, n // (n_workers * TASKS_PER_WORKER)))
+    n_blocks = (n + block - 1) // block
+    visits = np.zeros(n_blocks, np.int64)  # per block: no shared counter
+    node = np.empty(_LANES, np.int64)
+    at = np.empty(_LANES, np.uint64)
+    pixel_row = np.empty(_LANES, np.int64)
+    pixel_col = np.empty(_LANES, np.int64)
+    acc = np.empty((_LANES, n_classes), np.float32)
+    while True:
+        task = claim(counter)
+        if task >= n_blocks:
+            break
+        end = min(n, (task + 1) * block)
+        count = 0
+        for lo in range(task * block, end, _LANES):
+            m = min(_LANES, end - lo)
+            for q in range(m):
+                pixel_row[q] = index[lo + q] // w
+                pixel_col[q] = index[lo + q] % w
+                at[q] = np.uint64(origin[image] + pixel_row[q] * stride[image] + pixel_col[q])
+            for q in range(m):
+                for c in range(n_classes):
+                    acc[q, c] = 0
+            for g in range(node_start.shape[0] - 1):
+                base = node_start[g]
+                for q in range(m):
+                    node[q] = base
+                walking = m
+                while walking > 0:
+                    walking = 0
+                    for q in range(m):
+                        i = node[q]
+                        if left[i] < 0:
+                            continue
+                        if mode == POINT_STEPS:
+                            v = point_response(kind[i], pixels, at[q] + first[i],
+                                               at[q] + second[i])
+                        else:
+                            v = _clamped_response(kind2d, params, i, store, image,
+                                                  pixel_row[q], pixel_col[q], one, value)
+                        node[q] = base + (left[i] if v < threshold[i] else right[i])
+                        walking += 1
+                    count += walking
+                for q in range(m):
+                    leaf = leaf_start[g] - 1 - left[node[q]]
+                    for c in range(n_classes):
+                        acc[q, c] += leaf_value[leaf, c]
+            for q in range(m):
+                best = 0
+                for c in range(n_classes):
+                    acc[q, c] *= scale
+                    if acc[q, c] * label_weight[c] > acc[q, best] * label_weight[best]:
+                        best = c
+                labels[lo + q] = best
+                if write_proba:
+                    for c in range(n_classes):
+                        proba[index[lo + q], c] = acc[q, c]
+        visits[task] = count
+    return visits.sum()
 
 
 @njit(cache=True, nogil=True)

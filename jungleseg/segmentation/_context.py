@@ -45,8 +45,12 @@ def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
     """(H, W, C1 + C) float32: image ``image``'s stage-1 channels and a probability map
     ((H * W, C) or (H, W, C))."""
     planes = base.planes(image)
-    h, w = planes.shape[1:]
-    return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)], axis=2)
+    n, h, w = planes.shape
+    joined = np.empty((h, w, n + proba.shape[-1]), np.float32)
+    joined[:, :, n:] = proba.reshape(h, w, -1)
+    for row in range(h):  # a row at a time: several times faster than one strided copy
+        joined[row, :, :n] = planes[:, row].T
+    return joined
 
 
 def stage_store(family: ColourFeatures, previous: ImageStore, maps: list[np.ndarray]
