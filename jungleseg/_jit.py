@@ -9,6 +9,8 @@ it into a progress bar's estimate.
 from __future__ import annotations
 
 import importlib
+import time
+from contextlib import contextmanager
 
 #: The kernels every run of a command calls, as (module, name): if one of them has no
 #: cached machine code for the installed source, the command compiles.
@@ -55,3 +57,29 @@ def announce_compile(*commands: str, quiet: bool = False) -> None:
     notice = None if quiet else compile_notice(*commands)
     if notice:
         print(notice, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def compile_timer():
+    """Count the seconds spent compiling kernels (not loading them from the cache) while
+    the block runs, on any thread: ``with compile_timer() as timer: ...``, then
+    ``timer.seconds``; so that a speed figure can leave the one-time compilation out."""
+    from numba.core import event
+
+    class Timer(event.Listener):
+        seconds = 0.0
+        _depth = 0  # compiles nest (a kernel compiles what it calls); time the outermost
+
+        def on_start(self, ev):
+            if self._depth == 0:
+                self._start = time.perf_counter()
+            self._depth += 1
+
+        def on_end(self, ev):
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._start
+
+    timer = Timer()
+    with event.install_listener("numba:compile", timer):
+        yield timer

@@ -30,3 +30,17 @@ def test_an_empty_kernel_cache_is_seen(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"NUMBA_CACHE_DIR": str(tmp_path), "PATH": ""})
     assert out.stdout.strip() == "['segment']"
+
+
+def test_compile_timer_counts_compiling_not_running():
+    import numba
+
+    @numba.njit
+    def add_one(x):
+        return x + 1
+
+    with _jit.compile_timer() as first:
+        add_one(1)
+    with _jit.compile_timer() as again:
+        add_one(2)
+    assert first.seconds > 0 and again.seconds == 0
