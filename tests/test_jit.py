@@ -2,6 +2,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from jungleseg import _jit
 
 
@@ -44,3 +46,52 @@ def test_compile_timer_counts_compiling_not_running():
     with _jit.compile_timer() as again:
         add_one(2)
     assert first.seconds > 0 and again.seconds == 0
+
+
+def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monkeypatch):
+    """A training that merges calls every kernel of _jit.AHEAD with the types listed
+    there, so the process compile_ahead starts compiles what training loads."""
+    import numba
+
+    from jungleseg import ColourFeatures, JungleSegmenter
+    from jungleseg.datasets.faces import render_faces
+
+    stores = []
+    monkeypatch.setattr(_jit, "compile_ahead", lambda store, params: stores.append(store))
+    monkeypatch.setattr("jungleseg.jungle._growth.compile_ahead", _jit.compile_ahead)
+    images, labels = render_faces(2, seed=0, size=(32, 40))
+    JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1, max_width=2,
+                    max_depth=4, n_candidate_features=8, samples_per_image=100,
+                    random_state=0).fit(images, labels)
+    assert len(stores) == 1
+    for key, spec in _jit.AHEAD.items():
+        types = _jit.argument_types(spec, numba.typeof(stores[0]))
+        assert types in _jit._kernel(*key).signatures, key
+
+
+@pytest.mark.slow
+def test_compile_ahead_compiles_in_another_process(tmp_path):
+    """With an empty cache, training starts a second process that writes the AHEAD
+    kernels to the cache; the training process loads them rather than compiling."""
+    code = """
+import numba
+from numba.core import event
+from jungleseg import _jit, ColourFeatures, JungleSegmenter
+from jungleseg.datasets.faces import render_faces
+compiled = []
+class Names(event.Listener):
+    def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev): pass
+event.register("numba:compile", Names())
+images, labels = render_faces(2, seed=0, size=(32, 40))
+JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1, max_width=2,
+                max_depth=4, n_candidate_features=8, samples_per_image=100,
+                random_state=0).fit(images, labels)
+print(sorted({name for _, name in _jit.AHEAD} & set(compiled)))
+"""
+    import os
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.strip() == "[]", out.stdout  # none compiled by the training process
