@@ -18,6 +18,12 @@ cold segment 10 s; warm info 0.6 s; warm segment 1.5 s.
     python benchmarks/first_run.py [--reuse-env] [--skip-demo]
 
 Writes ``benchmarks/results/first_run.json``.
+
+``--compare SRC`` measures instead the cold ``train`` and ``segment`` (and the demo, unless
+``--skip-demo``) of this checkout and of another source tree ``SRC`` (e.g. ``git archive``
+of an earlier commit, unpacked), alternately for ``--rounds`` rounds, both in this
+interpreter's environment; it prints each run and the medians' ratios (CPU time is the
+figure to trust on a loaded machine), and writes ``first_run_compare.json``.
 """
 from __future__ import annotations
 
@@ -71,12 +77,60 @@ def show(name: str, figure: dict, target: float | None = None) -> None:
           flush=True)
 
 
+def compare(peer: Path, rounds: int, demo: bool) -> None:
+    """Cold runs of this checkout and of the source tree ``peer``, alternately."""
+    import statistics
+
+    trees = {"this": ROOT, "peer": peer.resolve()}
+    runs: dict = {name: {} for name in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        faces = tmp / "faces"
+        subprocess.run([sys.executable, "-m", "jungleseg.cli", "generate", "faces", "--n", "6",
+                        "--out", str(faces), "--quiet"], check=True, cwd=tmp)
+        image = sorted((faces / "images").iterdir())[0]
+        for r in range(rounds):
+            for name, tree in trees.items():
+                env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+                jungleseg = [sys.executable, "-m", "jungleseg.cli"]
+                model = tmp / f"{name}{r}.h5"
+                steps = {"train_cold": ["train", str(ROOT / "configs" / "faces.yaml"), "--data",
+                                        str(faces), "--set", "jungle.n_estimators=1", "--out",
+                                        str(model)],
+                         "segment_cold": ["segment", str(model), str(image), "--out",
+                                          str(tmp / f"{name}{r}.png")]}
+                if demo:
+                    steps["demo_cold"] = ["demo", "--out", str(tmp / f"demo-{name}{r}")]
+                for step, command in steps.items():
+                    cache = tmp / f"cache-{name}-{step}-{r}"  # empty: a first run
+                    figure = run(jungleseg + command + ["--quiet"],
+                                 dict(env, NUMBA_CACHE_DIR=str(cache)), tmp)
+                    figure.pop("stderr")
+                    runs[name].setdefault(step, []).append(figure)
+                    show(f"{step} round {r + 1}, {name}", figure)
+    figures = {"peer": str(peer), "rounds": rounds, "runs": runs, "ratios": {}}
+    for step in runs["this"]:
+        ratio = {k: round(statistics.median(f[k] for f in runs["this"][step])
+                          / statistics.median(f[k] for f in runs["peer"][step]), 3)
+                 for k in ("wall", "cpu")}
+        figures["ratios"][step] = ratio
+        print(f"{step:14s} this / peer: wall {ratio['wall']:.2f}, cpu {ratio['cpu']:.2f} "
+              "(medians)")
+    print(f"wrote {write_results('first_run_compare', figures)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reuse-env", action="store_true",
                         help="use this interpreter's environment, no fresh install")
     parser.add_argument("--skip-demo", action="store_true", help="leave out the demo runs")
+    parser.add_argument("--compare", metavar="SRC", type=Path,
+                        help="cold runs of this checkout against the source tree SRC")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --compare")
     args = parser.parse_args()
+    if args.compare:
+        compare(args.compare, args.rounds, not args.skip_demo)
+        return
     figures: dict = {"cores": os.cpu_count(), "load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

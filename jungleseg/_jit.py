@@ -113,6 +113,26 @@ AHEAD = {
         "i8:1 f8:1 i8:1",
 }
 _LEVEL_SEARCH = ("jungleseg.jungle._level_search", "_optimise_level_worker")
+#: The traversal kernel of segmentation, compiled ahead too inside
+#: :func:`segmenting_next` (the demo segments right after training).
+SEGMENT_AHEAD = {
+    ("jungleseg.jungle._predict", "_predict_pixels_worker"):
+        "i8:1 i8:1 u1:1 f4:2 f4:1 i4:1 i4:1 f4:2 f4:1 i8 store i8 i8:1 i8 f8 f8 f4:1 f4:2 i4:1 "
+        "i8 i8:1",
+}
+_segment_next = False
+
+
+@contextmanager
+def segmenting_next():
+    """Trainings in this block have :func:`compile_ahead` compile the segmentation
+    kernel too (:data:`SEGMENT_AHEAD`), for a caller that segments next."""
+    global _segment_next
+    _segment_next = True
+    try:
+        yield
+    finally:
+        _segment_next = False
 
 
 def argument_types(spec: str, store_type) -> tuple:
@@ -143,7 +163,8 @@ def _compile_kernels(kernels: list, store_type, folder: str) -> None:
 
     for i, key in enumerate(kernels):
         try:
-            _kernel(*key).compile(argument_types(AHEAD[key], store_type))
+            _kernel(*key).compile(argument_types({**AHEAD, **SEGMENT_AHEAD}[key],
+                                                 store_type))
         except Exception:  # noqa: BLE001,S110 - the training process compiles it then
             pass
         (Path(folder) / f"{i}.done").touch()
@@ -202,8 +223,8 @@ def compile_ahead(store: tuple, params):
         return None
     widths = level_widths(params.schedule, params.max_width, params.max_depth + 1)
     may_merge = params.growth == "jungle" and bool(np.any(widths[1:] < 2 * widths[:-1]))
-    kernels = [key for key in AHEAD if (may_merge or key != _LEVEL_SEARCH)
-               and not _compiled(*key)]
+    kernels = [key for key in [*AHEAD, *(SEGMENT_AHEAD if _segment_next else ())]
+               if (may_merge or key != _LEVEL_SEARCH) and not _compiled(*key)]
     if not kernels:
         return None
     folder = tempfile.mkdtemp(prefix="jungleseg-compile-")

@@ -49,22 +49,25 @@ def test_compile_timer_counts_compiling_not_running():
 
 
 def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monkeypatch):
-    """A training that merges calls every kernel of _jit.AHEAD with the types listed
-    there, so the process compile_ahead starts compiles what training loads."""
+    """A training that merges, with nodes above the threshold subsample (256 entries),
+    calls every kernel of _jit.AHEAD with the types listed there, and segmentation the
+    kernel of _jit.SEGMENT_AHEAD, so the process compile_ahead starts compiles what
+    training and segmentation load."""
     import numba
 
-    from jungleseg import ColourFeatures, JungleSegmenter
+    from jungleseg import ColourFeatures, JungleSegmenter, segment
     from jungleseg.datasets.faces import render_faces
 
     stores = []
     monkeypatch.setattr(_jit, "compile_ahead", lambda store, params: stores.append(store))
     monkeypatch.setattr("jungleseg.jungle._growth.compile_ahead", _jit.compile_ahead)
     images, labels = render_faces(2, seed=0, size=(32, 40))
-    JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1, max_width=2,
-                    max_depth=4, n_candidate_features=8, samples_per_image=100,
-                    random_state=0).fit(images, labels)
+    model = JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1,
+                            max_width=2, max_depth=4, n_candidate_features=8,
+                            samples_per_image=300, random_state=0).fit(images, labels)
+    segment(model.jungle_, images[0], probabilities=False)
     assert len(stores) == 1
-    for key, spec in _jit.AHEAD.items():
+    for key, spec in {**_jit.AHEAD, **_jit.SEGMENT_AHEAD}.items():
         types = _jit.argument_types(spec, numba.typeof(stores[0]))
         assert types in _jit._kernel(*key).signatures, key
 
@@ -85,7 +88,7 @@ class Names(event.Listener):
 event.register("numba:compile", Names())
 images, labels = render_faces(2, seed=0, size=(32, 40))
 JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1, max_width=2,
-                max_depth=4, n_candidate_features=8, samples_per_image=100,
+                max_depth=4, n_candidate_features=8, samples_per_image=300,
                 random_state=0).fit(images, labels)
 print(sorted({name for _, name in _jit.AHEAD} & set(compiled)))
 """
