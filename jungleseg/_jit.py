@@ -201,8 +201,8 @@ def compile_ahead(store: tuple, params):
     (a :class:`subprocess.Popen`, stopped when this process exits), or None when there
     is nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``.
 
-    A new interpreter (``python -m jungleseg._jit``), not :mod:`multiprocessing`: its
-    spawn would import the caller's main script again, which a script without an
+    A new interpreter (``python -c``), not :mod:`multiprocessing`: its spawn would
+    import the caller's main script again, which a script without an
     ``if __name__ == "__main__"`` guard cannot bear."""
     import atexit
     import multiprocessing
@@ -228,19 +228,31 @@ def compile_ahead(store: tuple, params):
     if not kernels:
         return None
     folder = tempfile.mkdtemp(prefix="jungleseg-compile-")
-    process = subprocess.Popen([sys.executable, "-m", "jungleseg._jit", folder],
-                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    process.stdin.write(pickle.dumps((kernels, numba.typeof(store))))
-    process.stdin.close()
+    try:
+        process = subprocess.Popen([sys.executable, "-c", "from jungleseg._jit import "
+                                    f"_compile_from_stdin; _compile_from_stdin({folder!r})"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        process.stdin.write(pickle.dumps((kernels, numba.typeof(store))))
+        process.stdin.close()
+    except (OSError, ValueError, TypeError):  # no interpreter to start: compile here
+        return None
     atexit.register(_stop, process, folder)
     for i, key in enumerate(kernels):
         _wait_then_compile(_kernel(*key), Path(folder) / f"{i}.done", process)
     return process
 
 
-if __name__ == "__main__":  # the process compile_ahead starts
+def _compile_from_stdin(folder: str) -> None:
+    """The process :func:`compile_ahead` starts: its kernels and store type come pickled
+    on standard input."""
     import pickle
     import sys
 
-    _compile_kernels(*pickle.load(sys.stdin.buffer), sys.argv[1])
+    _compile_kernels(*pickle.load(sys.stdin.buffer), folder)
+
+
+if __name__ == "__main__":  # TEMPORARY: processes started by the older command line
+    import sys
+
+    _compile_from_stdin(sys.argv[1])

@@ -98,3 +98,34 @@ print(sorted({name for _, name in _jit.AHEAD} & set(compiled)))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True)
     assert out.stdout.strip() == "[]", out.stdout  # none compiled by the training process
+
+
+def test_compile_ahead_starts_nothing_when_compiled_or_turned_off(monkeypatch):
+    from jungleseg.jungle._grow import GrowParams
+
+    params = GrowParams(n_classes=2, max_width=4, max_depth=6)
+    monkeypatch.setattr(_jit, "_compiled", lambda module, name: True)
+    assert _jit.compile_ahead((), params) is None
+    monkeypatch.setattr(_jit, "_compiled", lambda module, name: False)
+    monkeypatch.setenv("JUNGLESEG_COMPILE_AHEAD", "0")
+    assert _jit.compile_ahead((), params) is None
+
+
+def test_a_kernel_waits_for_the_other_process_then_compiles_as_usual(tmp_path):
+    import numba
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    marker = tmp_path / "0.done"
+    waiter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5); "
+                               f"open({str(marker)!r}, 'w').close(); time.sleep(60)"])
+    try:
+        _jit._wait_then_compile(twice, marker, waiter)
+        assert twice(3) == 6 and marker.exists()  # it waited for the marker
+        assert "_compile_for_args" not in twice.__dict__  # later types compile at once
+        assert twice(1.5) == 3.0
+    finally:
+        waiter.kill()
+        waiter.wait()
