@@ -250,9 +250,3 @@ def _compile_from_stdin(folder: str) -> None:
     import sys
 
     _compile_kernels(*pickle.load(sys.stdin.buffer), folder)
-
-
-if __name__ == "__main__":  # TEMPORARY: processes started by the older command line
-    import sys
-
-    _compile_from_stdin(sys.argv[1])

@@ -37,7 +37,8 @@ def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
     folder, data, model = trained
     image = sorted((data / "images").iterdir())[0]
     for _ in range(2):  # the first may compile (a fresh kernel cache), the second not
-        warm = run("segment", model, image, "--out", folder / "warm.png", quiet=False).stderr
+        done = run("segment", model, image, "--out", folder / "warm.png", quiet=False)
+        warm = done.stdout + done.stderr
     assert "Mpx/s)" in warm and "compiling kernels took" not in warm
 
     @contextlib.contextmanager
@@ -47,5 +48,6 @@ def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
         yield Timer()
 
     monkeypatch.setattr(_jit, "compile_timer", slow_compile)
-    line = run("segment", model, image, "--out", folder / "cold.png", quiet=False).stderr
+    done = run("segment", model, image, "--out", folder / "cold.png", quiet=False)
+    line = done.stdout + done.stderr
     assert "Mpx/s; compiling kernels took 30.0 s more, first run only)" in line, line
