@@ -158,10 +158,15 @@ def _kernel(module: str, name: str):
 def _compile_kernels(kernels: list, store_type, folder: str) -> None:
     """In the spawned process: compile each (module, name) of ``kernels`` for its
     :data:`AHEAD` types into the cache, then write ``<folder>/<i>.done``, whatever
-    happened (the training process compiles a kernel itself if it finds no code)."""
+    happened (the training process compiles a kernel itself if it finds no code); stop
+    when the training process has ended."""
+    import os
     from pathlib import Path
 
+    parent = os.getppid()
     for i, key in enumerate(kernels):
+        if os.getppid() != parent:  # the training process is gone: nobody to compile for
+            break
         try:
             _kernel(*key).compile(argument_types({**AHEAD, **SEGMENT_AHEAD}[key],
                                                  store_type))
