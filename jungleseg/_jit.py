@@ -29,9 +29,10 @@ KERNELS = {
               ("jungleseg.jungle._tables", "_thresholds_worker")],
     "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker")],
 }
-#: About how long the compilation of each command's kernels takes, in seconds of one core
-#: (``benchmarks/first_run.py``).
-COMPILE_SECONDS = {"train": 60, "segment": 13}
+#: About how long the compilation of each command's kernels takes, in seconds on two idle
+#: cores (``benchmarks/first_run.py``; training compiles in two processes,
+#: :func:`compile_ahead`; its own process compiles about two thirds of the one-core work).
+COMPILE_SECONDS = {"train": 40, "segment": 13}
 
 
 def _compiled(module: str, name: str) -> bool:
