@@ -168,6 +168,8 @@ def _compile_kernels(kernels: list, store_type, folder: str) -> None:
     for i, key in enumerate(kernels):
         if os.getppid() != parent:  # the training process is gone: nobody to compile for
             break
+        if key == _LEVEL_SEARCH and hasattr(os, "nice"):
+            os.nice(10)  # may go unused (DAGs that never fill a level): spare cycles only
         try:
             _kernel(*key).compile(argument_types({**AHEAD, **SEGMENT_AHEAD}[key],
                                                  store_type))
