@@ -18,6 +18,13 @@ cold segment 10 s; warm info 0.6 s; warm segment 1.5 s.
     python benchmarks/first_run.py [--reuse-env] [--skip-demo]
 
 Writes ``benchmarks/results/first_run.json``.
+
+``--compare SRC`` measures instead the cold ``train`` and ``segment`` (and the demo, unless
+``--skip-demo``) of this checkout and of another source tree ``SRC`` (e.g. ``git archive``
+of an earlier commit, unpacked), alternately for ``--rounds`` rounds, both in this
+interpreter's environment (``--together``: both at once, to meet the same load); it prints
+each run and the medians' ratios, and writes ``first_run_compare.json``. CPU time counts the
+process and its children: the process that compiles kernels ahead adds to it.
 """
 from __future__ import annotations
 
@@ -53,6 +60,26 @@ def run(command: list[str], env: dict, cwd: Path) -> dict:
     return {"wall": round(wall, 2), "cpu": round(cpu, 2), "stderr": done.stderr}
 
 
+def run_together(commands: list, envs: list, cwd: Path) -> list:
+    """Run ``commands`` at the same time (each with its environment), so that both meet
+    the same load; the wall and CPU seconds of each."""
+    start = time.perf_counter()
+    procs = [subprocess.Popen(c, env=e, cwd=cwd, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for c, e in zip(commands, envs)]
+    figures = {}
+    while len(figures) < len(procs):
+        pid, status, usage = os.wait4(-1, 0)
+        for i, proc in enumerate(procs):
+            if proc.pid == pid:
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                figures[i] = {"wall": round(time.perf_counter() - start, 2),
+                              "cpu": round(usage.ru_utime + usage.ru_stime, 2)}
+    for proc, command in zip(procs, commands):
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed (exit code {proc.returncode})")
+    return [figures[i] for i in range(len(procs))]
+
+
 def fresh_env(folder: Path) -> tuple[Path, dict]:
     """A new virtual environment with ``pip install -e .`` (no extras); its bin folder and
     the install's timing."""
@@ -71,12 +98,74 @@ def show(name: str, figure: dict, target: float | None = None) -> None:
           flush=True)
 
 
+def compare(peer: Path, rounds: int, demo: bool, together: bool = False) -> None:
+    """Cold runs of this checkout and of the source tree ``peer``, alternately (or, with
+    ``together``, at the same time: on a machine whose load changes from minute to
+    minute, both then meet the same load)."""
+    import statistics
+
+    trees = {"this": ROOT, "peer": peer.resolve()}
+    runs: dict = {name: {} for name in trees}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        faces = tmp / "faces"
+        subprocess.run([sys.executable, "-m", "jungleseg.cli", "generate", "faces", "--n", "6",
+                        "--out", str(faces), "--quiet"], check=True, cwd=tmp)
+        image = sorted((faces / "images").iterdir())[0]
+        jungleseg = [sys.executable, "-m", "jungleseg.cli"]
+        for r in range(rounds):
+            jobs = {}  # (step, name) -> (command, environment)
+            for name, tree in trees.items():
+                env = dict(os.environ, PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1")
+                model = tmp / f"{name}{r}.h5"
+                steps = {"train_cold": ["train", str(ROOT / "configs" / "faces.yaml"), "--data",
+                                        str(faces), "--set", "jungle.n_estimators=1", "--out",
+                                        str(model)],
+                         "segment_cold": ["segment", str(model), str(image), "--out",
+                                          str(tmp / f"{name}{r}.png")]}
+                if demo:
+                    steps["demo_cold"] = ["demo", "--out", str(tmp / f"demo-{name}{r}")]
+                for step, command in steps.items():
+                    cache = tmp / f"cache-{name}-{step}-{r}"  # empty: a first run
+                    jobs[step, name] = (jungleseg + command + ["--quiet"],
+                                        dict(env, NUMBA_CACHE_DIR=str(cache)))
+            for step in dict.fromkeys(step for step, _ in jobs):
+                names = list(trees)
+                if together:
+                    figures = run_together([jobs[step, n][0] for n in names],
+                                           [jobs[step, n][1] for n in names], tmp)
+                else:
+                    figures = [run(*jobs[step, n], tmp) for n in names]
+                for name, figure in zip(names, figures):
+                    figure.pop("stderr", None)
+                    runs[name].setdefault(step, []).append(figure)
+                    show(f"{step} round {r + 1}, {name}", figure)
+    figures = {"peer": str(peer), "rounds": rounds, "together": together, "runs": runs,
+               "ratios": {}}
+    for step in runs["this"]:
+        ratio = {k: round(statistics.median(f[k] for f in runs["this"][step])
+                          / statistics.median(f[k] for f in runs["peer"][step]), 3)
+                 for k in ("wall", "cpu")}
+        figures["ratios"][step] = ratio
+        print(f"{step:14s} this / peer: wall {ratio['wall']:.2f}, cpu {ratio['cpu']:.2f} "
+              "(medians)")
+    print(f"wrote {write_results('first_run_compare', figures)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reuse-env", action="store_true",
                         help="use this interpreter's environment, no fresh install")
     parser.add_argument("--skip-demo", action="store_true", help="leave out the demo runs")
+    parser.add_argument("--compare", metavar="SRC", type=Path,
+                        help="cold runs of this checkout against the source tree SRC")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of --compare")
+    parser.add_argument("--together", action="store_true",
+                        help="--compare runs both at the same time (a machine under load)")
     args = parser.parse_args()
+    if args.compare:
+        compare(args.compare, args.rounds, not args.skip_demo, args.together)
+        return
     figures: dict = {"cores": os.cpu_count(), "load_before": os.getloadavg()[0]}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

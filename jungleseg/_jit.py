@@ -1,14 +1,24 @@
-"""Whether a command's Numba kernels still have to be compiled, to say so before it starts.
+"""The one-time compilation of the Numba kernels: said on screen, timed, and shared
+between two processes.
 
 Kernels are compiled on their first call and cached on disk (``cache=True``; Numba's
 ``__pycache__`` folders, or ``NUMBA_CACHE_DIR``). The first run of a command after an
 install or an upgrade pays that once; the command says so on screen, with the time it
 takes (``benchmarks/first_run.py`` measures it), rather than leave a silent wait or fold
 it into a progress bar's estimate.
+
+Numba compiles on one core (it holds the GIL and a global compiler lock), so a first
+training leaves the other cores idle for most of a minute. :func:`compile_ahead` hands
+the kernels training needs later (:data:`AHEAD`) to a spawned process, which compiles
+them into the cache while this one compiles the kernels needed first; a kernel of that
+list, when first called here, waits for the other process and loads its machine code
+from the cache.
 """
 from __future__ import annotations
 
 import importlib
+import time
+from contextlib import contextmanager
 
 #: The kernels every run of a command calls, as (module, name): if one of them has no
 #: cached machine code for the installed source, the command compiles.
@@ -20,9 +30,10 @@ KERNELS = {
     "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker"),
                 ("jungleseg.jungle._predict", "_hard_pixels_worker")],
 }
-#: About how long the compilation of each command's kernels takes, in seconds of one core
-#: (``benchmarks/first_run.py``).
-COMPILE_SECONDS = {"train": 60, "segment": 13}
+#: About how long the compilation of each command's kernels takes, in seconds on two idle
+#: cores (``benchmarks/first_run.py``; training compiles in two processes,
+#: :func:`compile_ahead`; its own process compiles about two thirds of the one-core work).
+COMPILE_SECONDS = {"train": 40, "segment": 13}
 
 
 def _compiled(module: str, name: str) -> bool:
@@ -56,3 +67,195 @@ def announce_compile(*commands: str, quiet: bool = False) -> None:
     notice = None if quiet else compile_notice(*commands)
     if notice:
         print(notice, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def compile_timer():
+    """Count the seconds spent compiling kernels (not loading them from the cache) while
+    the block runs, on any thread: ``with compile_timer() as timer: ...``, then
+    ``timer.seconds``; so that a speed figure can leave the one-time compilation out."""
+    from numba.core import event
+
+    class Timer(event.Listener):
+        seconds = 0.0
+        _depth = 0  # compiles nest (a kernel compiles what it calls); time the outermost
+
+        def on_start(self, ev):
+            if self._depth == 0:
+                self._start = time.perf_counter()
+            self._depth += 1
+
+        def on_end(self, ev):
+            self._depth -= 1
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._start
+
+    timer = Timer()
+    with event.install_listener("numba:compile", timer):
+        yield timer
+
+
+#: Kernels a spawned process compiles ahead of their first call in training, each with the
+#: argument types training calls it with: ``iN``/``uN``/``fN``/``b1`` are Numba's scalar
+#: types of N bytes, ``:d`` makes a C-contiguous array of d dimensions, and ``store`` is
+#: the store tuple's type (:meth:`ImageStore.as_tuple`). The first three are needed once
+#: the first level's candidates are evaluated; the level search only where DAGs merge.
+#: ``tests/test_jit.py`` checks these against what a training compiles.
+AHEAD = {
+    ("jungleseg.jungle._tables", "_thresholds_worker"):
+        "i8 i8 b1:1 b1:1 i8:1 i8:1 i8:1 i8 i8:1 i8:1 i4:1 f4:1 i8 i8:1 i8:1 i8 b1 i8:1 i8:1 "
+        "i8:1 i4:1 i8:2 f4:3 i4:2 i4:1 i8:1 b1 i4:4 i8:3 f8:3 i8:2 f8:2 i8 f8:1 i8 i8 i8:1",
+    ("jungleseg.jungle._evaluation", "_evaluate_batch_worker"):
+        "i8:1 i8:1 i8:1 i8:1 i8:1 i8 i8:1 i4:1 i4:1 i4:1 store b1 u1:2 f4:2 f4:1 i8 i8:1",
+    ("jungleseg.jungle._tables", "_count_batch_worker"):
+        "i8:1 i8:1 i8:1 i8:1 i8:1 i8 f4:1 f4:3 i4:2 i8:1 i8:1 i4:1 i8:2 i4:1 i8:1 b1 b1 i4:4 "
+        "i8:3 f8:3 i8:2 f8:2 i8 f8:1 i8 i8 i8:1",
+    ("jungleseg.jungle._level_search", "_optimise_level_worker"):
+        "i8:1 i8:1 i8 i4:4 i8:3 f8:3 i8:2 i8:1 i8:1 i8 i8 b1 i8 i8 f8:1 i8 i8:1 i8:1 i8:1 "
+        "i8:1 f8:1 i8:1",
+}
+_LEVEL_SEARCH = ("jungleseg.jungle._level_search", "_optimise_level_worker")
+#: The traversal kernel of segmentation, compiled ahead too inside
+#: :func:`segmenting_next` (the demo segments right after training).
+SEGMENT_AHEAD = {
+    ("jungleseg.jungle._predict", "_predict_pixels_worker"):
+        "i8:1 i8:1 u1:1 f4:2 f4:1 i4:1 i4:1 f4:2 f4:1 i8 store i8 i8:1 i8 f8 f8 f4:1 f4:2 i4:1 "
+        "i8 i8:1",
+}
+_segment_next = False
+
+
+@contextmanager
+def segmenting_next():
+    """Trainings in this block have :func:`compile_ahead` compile the segmentation
+    kernel too (:data:`SEGMENT_AHEAD`), for a caller that segments next."""
+    global _segment_next
+    _segment_next = True
+    try:
+        yield
+    finally:
+        _segment_next = False
+
+
+def argument_types(spec: str, store_type) -> tuple:
+    """The Numba types of a kernel's arguments written as in :data:`AHEAD`."""
+    from numba.core import types
+
+    scalars = {"i4": types.int32, "i8": types.int64, "u1": types.uint8,
+               "f4": types.float32, "f8": types.float64, "b1": types.boolean}
+    out = []
+    for word in spec.split():
+        name, _, ndim = word.partition(":")
+        if word == "store":
+            out.append(store_type)
+        else:
+            out.append(types.Array(scalars[name], int(ndim), "C") if ndim else scalars[name])
+    return tuple(out)
+
+
+def _kernel(module: str, name: str):
+    return getattr(importlib.import_module(module), name)
+
+
+def _compile_kernels(kernels: list, store_type, folder: str) -> None:
+    """In the spawned process: compile each (module, name) of ``kernels`` for its
+    :data:`AHEAD` types into the cache, then write ``<folder>/<i>.done``, whatever
+    happened (the training process compiles a kernel itself if it finds no code); stop
+    when the training process has ended."""
+    import os
+    from pathlib import Path
+
+    parent = os.getppid()
+    for i, key in enumerate(kernels):
+        if os.getppid() != parent:  # the training process is gone: nobody to compile for
+            break
+        if key == _LEVEL_SEARCH and hasattr(os, "nice"):
+            os.nice(10)  # may go unused (DAGs that never fill a level): spare cycles only
+        try:
+            _kernel(*key).compile(argument_types({**AHEAD, **SEGMENT_AHEAD}[key],
+                                                 store_type))
+        except Exception:  # noqa: BLE001,S110 - the training process compiles it then
+            pass
+        (Path(folder) / f"{i}.done").touch()
+
+
+def _wait_then_compile(kernel, marker, process) -> None:
+    """Make ``kernel``'s first compile here wait until ``process`` has compiled it (its
+    ``marker`` file exists) or ended, so that it loads the machine code from the cache
+    instead of compiling it twice; other argument types compile as usual."""
+    compile_for_args = kernel._compile_for_args
+
+    def waiting(*args, **kwargs):
+        while not marker.exists() and process.poll() is None:
+            time.sleep(0.1)
+        kernel.__dict__.pop("_compile_for_args", None)
+        return compile_for_args(*args, **kwargs)
+
+    kernel._compile_for_args = waiting  # Numba's dispatcher looks it up on the object
+
+
+def _stop(process, folder) -> None:
+    import shutil
+
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def compile_ahead(store: tuple, params):
+    """Start a process compiling the :data:`AHEAD` kernels for this store's types (the
+    level search only if the DAGs of these ``GrowParams`` may merge), if some are not in
+    the cache and this is not itself a worker process of a pool; returns it
+    (a :class:`subprocess.Popen`, stopped when this process exits), or None when there
+    is nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``.
+
+    A new interpreter (``python -c``), not :mod:`multiprocessing`: its spawn would
+    import the caller's main script again, which a script without an
+    ``if __name__ == "__main__"`` guard cannot bear."""
+    import atexit
+    import multiprocessing
+    import os
+    import pickle
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    import numba
+    import numpy as np
+
+    from .jungle._schedules import level_widths
+
+    if (os.environ.get("JUNGLESEG_COMPILE_AHEAD", "1") == "0"
+            or multiprocessing.parent_process() is not None):  # a dask worker, say
+        return None
+    widths = level_widths(params.schedule, params.max_width, params.max_depth + 1)
+    may_merge = params.growth == "jungle" and bool(np.any(widths[1:] < 2 * widths[:-1]))
+    kernels = [key for key in [*AHEAD, *(SEGMENT_AHEAD if _segment_next else ())]
+               if (may_merge or key != _LEVEL_SEARCH) and not _compiled(*key)]
+    if not kernels:
+        return None
+    folder = tempfile.mkdtemp(prefix="jungleseg-compile-")
+    try:
+        process = subprocess.Popen([sys.executable, "-c", "from jungleseg._jit import "
+                                    f"_compile_from_stdin; _compile_from_stdin({folder!r})"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        process.stdin.write(pickle.dumps((kernels, numba.typeof(store))))
+        process.stdin.close()
+    except (OSError, ValueError, TypeError):  # no interpreter to start: compile here
+        return None
+    atexit.register(_stop, process, folder)
+    for i, key in enumerate(kernels):
+        _wait_then_compile(_kernel(*key), Path(folder) / f"{i}.done", process)
+    return process
+
+
+def _compile_from_stdin(folder: str) -> None:
+    """The process :func:`compile_ahead` starts: its kernels and store type come pickled
+    on standard input."""
+    import pickle
+    import sys
+
+    _compile_kernels(*pickle.load(sys.stdin.buffer), folder)

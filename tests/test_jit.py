@@ -2,6 +2,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from jungleseg import _jit
 
 
@@ -30,3 +32,100 @@ def test_an_empty_kernel_cache_is_seen(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={"NUMBA_CACHE_DIR": str(tmp_path), "PATH": ""})
     assert out.stdout.strip() == "['segment']"
+
+
+def test_compile_timer_counts_compiling_not_running():
+    import numba
+
+    @numba.njit
+    def add_one(x):
+        return x + 1
+
+    with _jit.compile_timer() as first:
+        add_one(1)
+    with _jit.compile_timer() as again:
+        add_one(2)
+    assert first.seconds > 0 and again.seconds == 0
+
+
+def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monkeypatch):
+    """A training that merges, with nodes above the threshold subsample (256 entries),
+    calls every kernel of _jit.AHEAD with the types listed there, and segmentation the
+    kernel of _jit.SEGMENT_AHEAD, so the process compile_ahead starts compiles what
+    training and segmentation load."""
+    import numba
+
+    from jungleseg import ColourFeatures, JungleSegmenter, segment
+    from jungleseg.datasets.faces import render_faces
+
+    stores = []
+    monkeypatch.setattr(_jit, "compile_ahead", lambda store, params: stores.append(store))
+    monkeypatch.setattr("jungleseg.jungle._growth.compile_ahead", _jit.compile_ahead)
+    images, labels = render_faces(2, seed=0, size=(32, 40))
+    model = JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1,
+                            max_width=2, max_depth=4, n_candidate_features=8,
+                            samples_per_image=300, random_state=0).fit(images, labels)
+    segment(model.jungle_, images[0], probabilities=False)
+    assert len(stores) == 1
+    for key, spec in {**_jit.AHEAD, **_jit.SEGMENT_AHEAD}.items():
+        types = _jit.argument_types(spec, numba.typeof(stores[0]))
+        assert types in _jit._kernel(*key).signatures, key
+
+
+@pytest.mark.slow
+def test_compile_ahead_compiles_in_another_process(tmp_path):
+    """With an empty cache, training starts a second process that writes the AHEAD
+    kernels to the cache; the training process loads them rather than compiling."""
+    code = """
+import numba
+from numba.core import event
+from jungleseg import _jit, ColourFeatures, JungleSegmenter
+from jungleseg.datasets.faces import render_faces
+compiled = []
+class Names(event.Listener):
+    def on_start(self, ev): compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev): pass
+event.register("numba:compile", Names())
+images, labels = render_faces(2, seed=0, size=(32, 40))
+JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1, max_width=2,
+                max_depth=4, n_candidate_features=8, samples_per_image=300,
+                random_state=0).fit(images, labels)
+print(sorted({name for _, name in _jit.AHEAD} & set(compiled)))
+"""
+    import os
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.strip() == "[]", out.stdout  # none compiled by the training process
+
+
+def test_compile_ahead_starts_nothing_when_compiled_or_turned_off(monkeypatch):
+    from jungleseg.jungle._grow import GrowParams
+
+    params = GrowParams(n_classes=2, max_width=4, max_depth=6)
+    monkeypatch.setattr(_jit, "_compiled", lambda module, name: True)
+    assert _jit.compile_ahead((), params) is None
+    monkeypatch.setattr(_jit, "_compiled", lambda module, name: False)
+    monkeypatch.setenv("JUNGLESEG_COMPILE_AHEAD", "0")
+    assert _jit.compile_ahead((), params) is None
+
+
+def test_a_kernel_waits_for_the_other_process_then_compiles_as_usual(tmp_path):
+    import numba
+
+    @numba.njit
+    def twice(x):
+        return 2 * x
+
+    marker = tmp_path / "0.done"
+    waiter = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5); "
+                               f"open({str(marker)!r}, 'w').close(); time.sleep(60)"])
+    try:
+        _jit._wait_then_compile(twice, marker, waiter)
+        assert twice(3) == 6 and marker.exists()  # it waited for the marker
+        assert "_compile_for_args" not in twice.__dict__  # later types compile at once
+        assert twice(1.5) == 3.0
+    finally:
+        waiter.kill()
+        waiter.wait()

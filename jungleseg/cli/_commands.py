@@ -80,7 +80,7 @@ DEMO_EXPECTED = {"mean_jaccard": 0.246, "pixel_accuracy": 0.636}
 def cmd_demo(args: argparse.Namespace) -> int:
     """Synthetic faces: train with ``configs/demo.yaml``, save, evaluate, and draw a few
     segmentations beside their pictures and truth (``examples.png``)."""
-    from .._jit import announce_compile
+    from .._jit import announce_compile, segmenting_next
     from ..config import load_preset
     from ..datasets import load_benchmark
     from ..datasets._imageset import colourise, contact_sheet
@@ -99,7 +99,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     test = load_benchmark(config.dataset, "test", n=30)
     estimator = config.estimator()
     say(args, "training a 3-DAG jungle on 120 faces ...")
-    seconds = train_model(estimator, train, args)
+    with segmenting_next():  # a first run compiles the segmentation kernel meanwhile
+        seconds = train_model(estimator, train, args)
     model_path = save_or_rescue(with_metadata(estimator, train, "faces"),
                                 out / "faces-jungle.h5")
     jungle = load_model(model_path)

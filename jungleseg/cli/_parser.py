@@ -21,6 +21,20 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+class _ListPresets(argparse.Action):
+    """``--list-presets``: print what ``jungleseg presets`` prints and exit, like ``--help``
+    (so the subcommand's required arguments are not asked for)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ._commands import cmd_presets
+
+        cmd_presets(namespace)
+        parser.exit()
+
+
 def _examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
@@ -69,6 +83,9 @@ def add_train(sub) -> None:
             "--set jungle.n_estimators=2 jungle.max_depth=12"))
     p.add_argument("config", help="a preset's name (e.g. stanford, faces, kinect, napari; "
                                   "'jungleseg presets' lists them) or a YAML config file")
+    p.add_argument("--list-presets", action=_ListPresets,
+                   help="list the presets, each with what it is for, and exit (the same "
+                        "table as 'jungleseg presets')")
     p.add_argument("--out", required=True, metavar="FILE",
                    help=f"model file to write, NAME.h5 (required; {OUT_RULE})")
     p.add_argument("--data", metavar="DIR",

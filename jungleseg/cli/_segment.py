@@ -34,6 +34,7 @@ def label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path,
 def cmd_segment(args: argparse.Namespace) -> int:
     """Segment image files and folders (volume files with a volume model) with a model;
     write label PNGs (multipage label TIFFs for volumes, or zarr), and probabilities."""
+    from .._jit import compile_timer
     from ..imageio import image_files
     from ..io import load_model
     from ..segmentation import with_inference
@@ -67,21 +68,25 @@ def cmd_segment(args: argparse.Namespace) -> int:
     bar = progress(args, len(targets) if client is None else 0, "segmenting")
     local, segmented = (targets if client is None else []), 0
     try:
-        for (path, _), (n, err) in zip(local, _segmented(jungle, local, args, limit)):
-            bar.update(1)
-            if err is not None and args.fail_fast:
-                raise err
-            if err is not None:
-                failed += 1
-                error(naming(path, err))
-            pixels, segmented = pixels + n, segmented + (err is None)
+        with compile_timer() as compiling:
+            for (path, _), (n, err) in zip(local, _segmented(jungle, local, args, limit)):
+                bar.update(1)
+                if err is not None and args.fail_fast:
+                    raise err
+                if err is not None:
+                    failed += 1
+                    error(naming(path, err))
+                pixels, segmented = pixels + n, segmented + (err is None)
     finally:
         bar.close()
     if client is None:
         stop_if_interrupted(f"{segmented} of {len(targets)} images segmented")
-    seconds = max(time.perf_counter() - start, 1e-9)
+    seconds = max(time.perf_counter() - start - compiling.seconds, 1e-9)
     done = len(targets) - failed
-    say(args, f"segmented {done} images ({pixels / seconds / 1e6:.2f} Mpx/s) -> {args.out}")
+    compiled = (f"; compiling kernels took {compiling.seconds:.1f} s more, first run only"
+                if compiling.seconds >= 0.05 else "")
+    say(args, f"segmented {done} images ({pixels / seconds / 1e6:.2f} Mpx/s{compiled}) -> "
+              f"{args.out}")
     if failed and len(targets) > 1:
         error(f"{failed} of {len(targets)} images failed (each reported above); "
               f"{done} segmented")

@@ -32,7 +32,9 @@ def colourise(labels: np.ndarray, colours: np.ndarray,
 def save_image_set(folder: str | os.PathLike, images: ArrayLike, labels: ArrayLike, meta: dict,
                    image_dir: str = "images") -> Path:
     """Write ``<image_dir>/000000.png``... and ``labels/000000.png``... (8-bit class
-    indices) and ``meta.json`` with ``count`` and ``size`` plus ``meta``.
+    indices) and ``meta.json`` with ``count`` and ``size`` plus ``meta``; when ``meta``
+    has ``class_names`` (and ``class_colours``), also ``classes.yaml``
+    (:func:`write_class_file`) beside ``labels/``.
 
     Images are written as they are: uint8 RGB (converted to PNG's BGR order), 8-bit grey
     or 16-bit single-channel (depth). Raises ValueError for shapes that do not pair up
@@ -55,7 +57,33 @@ def save_image_set(folder: str | os.PathLike, images: ArrayLike, labels: ArrayLi
                 raise OSError(f"{path}: could not write this file")
     info = {"count": int(len(images)), "size": list(images.shape[1:3]), **meta}
     (folder / "meta.json").write_text(json.dumps(info, indent=2) + "\n")
+    if meta.get("class_names"):
+        write_class_file(folder / "classes.yaml", meta["class_names"],
+                         meta.get("class_colours"))
     return folder
+
+
+def write_class_file(path: str | os.PathLike, names: Sequence[str],
+                     colours: ArrayLike | None = None) -> Path:
+    """Write ``classes.yaml``: class value i is called ``names[i]`` and drawn in
+    ``colours[i]`` (RGB), the file ``jungleseg train --images/--labels`` reads beside a
+    labels folder, so that a model trained on a written set knows its classes by name.
+
+    >>> import tempfile
+    >>> path = write_class_file(Path(tempfile.mkdtemp()) / "classes.yaml", ["sky", "tree"],
+    ...                         [[70, 130, 180], [34, 139, 34]])
+    >>> print(path.read_text(), end="")
+    0: {name: "sky", colour: "#4682b4"}
+    1: {name: "tree", colour: "#228b22"}
+    """
+    lines = []
+    for value, name in enumerate(names):
+        colour = "" if colours is None else ", colour: \"#{:02x}{:02x}{:02x}\"".format(
+            *(int(c) for c in colours[value]))
+        lines.append(f"{value}: {{name: {json.dumps(str(name))}{colour}}}")
+    path = Path(path)
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
 #: ``on_error(error)`` is told of a file that cannot be read (the error names it); the

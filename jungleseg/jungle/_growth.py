@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import compile_ahead
 from ..features import FeatureFamily, Samples
 from ._assembly import assemble
 from ._criterion import make_phi_table
@@ -35,6 +36,7 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
     model train as separate tasks (:mod:`jungleseg.distributed`).
     """
     p = params
+    compile_ahead(store, p)  # a first training compiles on two cores (:mod:`.._jit`)
     max_weight = int(np.bincount(entries.dag, weights=entries.weight).max())  # of all DAGs
     if max_weight >= 2**31:
         raise ValueError("a DAG's total sample weight must stay below 2^31")

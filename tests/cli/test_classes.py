@@ -111,3 +111,21 @@ def test_classes_for_a_benchmark_are_refused(tmp_path):
     line = one_line_error(run("train", "faces", "--out", tmp_path / "m.h5", "--classes",
                               "0:x", ok=False))
     assert "--classes" in line
+
+
+def test_a_generated_folder_names_its_classes(tmp_path):
+    """``generate`` writes classes.yaml beside labels/, so a model trained on the folder as
+    one's own images and labels knows the classes by name and colour."""
+    from jungleseg.datasets.faces import CLASS_COLOURS, CLASS_NAMES
+
+    data = tmp_path / "faces"
+    run("generate", "faces", "--n", 3, "--size", "48x64", "--out", data)
+    assert read_class_file(data / "classes.yaml") == {
+        i: {"name": name, "colour": CLASS_COLOURS[i].tolist()}
+        for i, name in enumerate(CLASS_NAMES)}
+    model = tmp_path / "m.h5"
+    run("train", "faces", "--images", data / "images", "--labels", data / "labels",
+        "--out", model, *TINY)
+    info = json.loads(run("info", model, "--json").stdout)
+    assert info["classes"]["1"] == "skin" and info["classes"]["2"] == "hair"
+    assert info["metadata"]["class_colours"]["2"] == CLASS_COLOURS[2].tolist()

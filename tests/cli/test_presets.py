@@ -25,6 +25,12 @@ def test_presets_command_lists_them_all():
     assert preset_table() in out
 
 
+def test_train_list_presets_prints_the_same_table_without_other_arguments():
+    listed = run("train", "--list-presets")
+    assert listed.returncode == 0
+    assert listed.stdout == run("presets").stdout
+
+
 def test_names_and_paths_find_a_preset(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # outside the repository
     shipped = preset_paths()["stanford"]

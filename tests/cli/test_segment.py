@@ -23,3 +23,31 @@ def test_label_targets(tmp_path):
 def test_naming_puts_the_file_first():
     assert naming(Path("a.png"), ValueError("image: bad\nmore")) == "a.png: bad"
     assert naming(Path("a.png"), ValueError("a.png: truncated")) == "a.png: truncated"
+
+
+def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
+    """The Mpx/s of a first run does not count the kernels' compilation, and says how
+    long that took; a warm run says nothing of it."""
+    import contextlib
+
+    from jungleseg import _jit
+
+    from .test_commands import run
+
+    folder, data, model = trained
+    image = sorted((data / "images").iterdir())[0]
+    for _ in range(2):  # the first may compile (a fresh kernel cache), the second not
+        done = run("segment", model, image, "--out", folder / "warm.png", quiet=False)
+        warm = done.stdout + done.stderr
+    assert "Mpx/s)" in warm and "compiling kernels took" not in warm
+
+    @contextlib.contextmanager
+    def slow_compile():  # as if the kernels took 30 s to compile during the run
+        class Timer:
+            seconds = 30.0
+        yield Timer()
+
+    monkeypatch.setattr(_jit, "compile_timer", slow_compile)
+    done = run("segment", model, image, "--out", folder / "cold.png", quiet=False)
+    line = done.stdout + done.stderr
+    assert "Mpx/s; compiling kernels took 30.0 s more, first run only)" in line, line

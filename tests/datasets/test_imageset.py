@@ -76,3 +76,14 @@ def test_read_each_raises_only_without_a_handler():
     assert read_each(range(4), read, lambda error: None) == [0, 10, 30]
     with pytest.raises(OSError, match="file 2"):
         read_each(range(4), read)
+
+
+def test_write_class_file_is_read_back(tmp_path):
+    from jungleseg.cli._classes import read_class_file
+    from jungleseg.datasets._imageset import write_class_file
+
+    path = write_class_file(tmp_path / "classes.yaml", ['a "quoted" name', "b"],
+                            np.array([[1, 2, 3], [255, 0, 16]], np.uint8))
+    assert read_class_file(path) == {0: {"name": 'a "quoted" name', "colour": [1, 2, 3]},
+                                     1: {"name": "b", "colour": [255, 0, 16]}}
+    assert read_class_file(write_class_file(tmp_path / "c.yaml", ["x"])) == {0: {"name": "x"}}

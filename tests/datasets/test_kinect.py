@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from jungleseg.cli._classes import read_class_file
 from jungleseg.datasets import kinect
 from jungleseg.datasets.kinect import (
     BACKGROUND,
@@ -120,6 +121,9 @@ def test_save_load_round_trip(tmp_path, frames, units):
     assert meta["count"] == 3 and meta["units"] == units and meta["seed"] == 0
     assert (meta["class_names"] == CLASS_NAMES
             and meta["intrinsics"]["fx"] == pytest.approx(142.8, abs=0.1))
+    classes = read_class_file(tmp_path / "classes.yaml")  # names and colours by value
+    assert [classes[i]["name"] for i in range(len(CLASS_NAMES))] == CLASS_NAMES
+    assert classes[1]["colour"] == CLASS_COLOURS[1].tolist()
     depth2, labels2 = load_frames(tmp_path)
     assert depth2.dtype == np.float32
     np.testing.assert_array_equal(labels2, labels)

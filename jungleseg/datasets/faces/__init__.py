@@ -41,7 +41,8 @@ __all__ = ["BACKGROUND", "CLASS_COLOURS", "CLASS_NAMES", "EYEBROWS", "EYES", "HA
 def save_faces(folder: str | os.PathLike, images: np.ndarray, labels: np.ndarray,
                meta: dict | None = None) -> Path:
     """Write faces as ``images/000000.png`` (RGB), ``labels/000000.png`` (8-bit class
-    index), ... and ``meta.json`` (with the class names and colours, plus ``meta``).
+    index), ..., ``meta.json`` (with the class names and colours, plus ``meta``) and
+    ``classes.yaml`` (the names and colours, for ``jungleseg train --images/--labels``).
 
     Raises ValueError if the shapes of images (n, H, W, 3) and labels (n, H, W) do not
     match.

@@ -80,7 +80,8 @@ def save_frames(folder: str | os.PathLike, depth: np.ndarray, labels: np.ndarray
         raise ValueError(f"depth outside the 16-bit range for units {units!r}")
     save_image_set(folder, raw.astype(np.uint16), labels, image_dir="depth", meta={
         "units": units, "depth_scale": scale, "intrinsics": kinect_intrinsics(depth.shape[1:]),
-        "seed": seed, "class_names": CLASS_NAMES, "void_label": VOID})
+        "seed": seed, "class_names": CLASS_NAMES, "class_colours": CLASS_COLOURS.tolist(),
+        "void_label": VOID})
 
 
 def load_frames(folder: str | os.PathLike, on_error: OnError | None = None
