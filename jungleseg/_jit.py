@@ -118,9 +118,8 @@ _LEVEL_SEARCH = ("jungleseg.jungle._level_search", "_optimise_level_worker")
 #: The traversal kernel of segmentation, compiled ahead too inside
 #: :func:`segmenting_next` (the demo segments right after training).
 SEGMENT_AHEAD = {
-    ("jungleseg.jungle._predict", "_predict_pixels_worker"):
-        "i8:1 i8:1 u1:1 f4:2 f4:1 i4:1 i4:1 f4:2 f4:1 i8 store i8 i8:1 i8 f8 f8 f4:1 f4:2 i4:1 "
-        "i8 i8:1",
+    ("jungleseg.jungle._predict", "_hard_pixels_worker"):
+        "i8:1 i8:1 u1:1 f4:2 f4:1 i4:1 i4:1 f4:2 store i8 i8:1 i8 f4:1 f4:2 i4:1 i8 i8:1",
 }
 _segment_next = False
 
