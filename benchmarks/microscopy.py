@@ -315,18 +315,31 @@ def main() -> None:
                         help="override the volume preset, as the CLI's --set")
     parser.add_argument("--set2d", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override the microscopy preset, as the CLI's --set")
+    parser.add_argument("--update", action="store_true", help="merge into the results file: "
+                        "replace only the sets and methods of this run")
     args = parser.parse_args()
     OVERRIDES["volume"].update(parse_overrides(args.set3d))
     OVERRIDES["microscopy"].update(parse_overrides(args.set2d))
-    results = {"folds": args.folds, "pixels": args.pixels, "crop": args.crop, "seed": args.seed,
-               "overrides": OVERRIDES, "datasets": {}}
+    settings = {"folds": args.folds, "pixels": args.pixels, "crop": args.crop, "seed": args.seed}
     out = Path(args.out)
+    results = {**settings, "datasets": {}}
+    if args.update and out.is_file():
+        results = json.loads(out.read_text())
+        if any(results.get(k) != v for k, v in settings.items()):
+            parser.error(f"--update: {out} was written with other settings than "
+                         f"{settings}")
     out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.datasets:
         if not (data_root(args.data) / "microscopy" / DATASETS[name][0]).is_dir():
             print(f"{name}: not in {data_root(args.data) / 'microscopy'}, skipped")
             continue
-        results["datasets"][name], shown = run_dataset(name, args)
+        measured, shown = run_dataset(name, args)
+        for mode, by_method in measured.items():
+            for by in by_method.values():
+                by["overrides"] = {k: v for k, v in OVERRIDES.items() if v}
+                by["date"] = time.strftime("%Y-%m-%d")
+            kept = results["datasets"].setdefault(name, {}).setdefault(mode, {})
+            kept.update(by_method)
         if args.figures:
             picture(name, shown, ROOT / "docs" / "images" / f"microscopy_{name}.png")
         out.write_text(json.dumps(results, indent=1))  # after each set: a long run keeps
@@ -335,7 +348,8 @@ def main() -> None:
 
 
 def table(results: dict) -> str:
-    """The figures as a Markdown table: mean Jaccard (train + segment seconds)."""
+    """The figures as a Markdown table: mean Jaccard (train + segment CPU seconds, or wall
+    seconds where a run recorded no CPU time)."""
     names = list(results["datasets"])
     methods_seen = list(dict.fromkeys(m for d in results["datasets"].values()
                                       for mode in d.values() for m in mode))
@@ -343,7 +357,9 @@ def table(results: dict) -> str:
              "|---|---|" + "---|" * len(methods_seen)]
     for name in names:
         for mode, by_method in results["datasets"][name].items():
-            cells = [f"{by_method[m]['mean_jaccard']:.3f} ({by_method[m]['seconds']:.0f} s)"
+            cells = [f"{by_method[m]['mean_jaccard']:.3f} ("
+                     + (f"{by_method[m]['cpu_seconds']:.1f} s CPU" if "cpu_seconds" in by_method[m]
+                        else f"{by_method[m]['seconds']:.0f} s") + ")"
                      if m in by_method else "-" for m in methods_seen]
             lines.append(f"| {name} | {mode} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
