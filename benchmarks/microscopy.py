@@ -235,7 +235,8 @@ def run_dataset(name: str, args) -> tuple[dict, dict]:
     runs = methods(image.ndim == 3, args.seed)
     if args.methods:
         runs = {k: v for k, v in runs.items() if any(m in k for m in args.methods)}
-    warm = tuple(slice(0, 8 if n < 40 else 24) for n in image.shape)
+    warm = tuple(slice(n // 2 - w // 2, n // 2 + w // 2)  # central: both classes in it
+                 for n, w in zip(image.shape, [8 if n < 40 else 24 for n in image.shape]))
     warm_truth = training_labels(truth[warm], np.zeros(truth[warm].shape, bool), False,
                                  args.pixels, args.seed)
     for run in runs.values():  # compiles and caches outside the timings
