@@ -261,6 +261,41 @@ def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
     return tile
 
 
+def store_value_bytes(family) -> tuple[int, int]:
+    """(bytes of one channel value of a store, bytes of one value of its integral images)
+    for the stores ``family`` prepares (:class:`~jungleseg.features.ImageStore`): float32
+    planes and float64 integral images. Every estimate reads the store's size from here
+    (:func:`store_bytes_per_pixel`), so a store of other types changes only this function."""
+    return 4, 8
+
+
+def store_bytes_per_pixel(family) -> int:
+    """Bytes one pixel (voxel) of a store takes: every channel's value, and for box kinds
+    every channel's integral value."""
+    value, integral = store_value_bytes(family)
+    c_s = family.n_store_channels
+    return c_s * value + (c_s * integral if family.needs_integral else 0)
+
+
+def training_pad(family, shapes) -> tuple[int, int]:
+    """(pad in y and x, pad in z) of the training store of images of ``shapes``: as
+    ``JungleSegmenter.fit`` prepares it (``cheap_pad``; volumes at least their reach)."""
+    from .segmentation._context import cheap_pad
+
+    if family.spatial_ndim == 3:
+        reach_z, reach_y, reach_x = family.reach
+        return max(reach_y, reach_x), reach_z
+    return cheap_pad(family.point_reach, [tuple(s[:2]) for s in shapes]), 0
+
+
+def padded_pixels(shapes, ndim: int, pad: int, pad_z: int = 0) -> list[int]:
+    """Pixels (voxels) of each image of ``shapes`` with its border in the store."""
+    if ndim == 3:
+        return [(int(s[0]) + 2 * pad_z) * (int(s[1]) + 2 * pad) * (int(s[2]) + 2 * pad)
+                for s in shapes]
+    return [(int(s[0]) + 2 * pad) * (int(s[1]) + 2 * pad) for s in shapes]
+
+
 @dataclass(frozen=True)
 class TrainingEstimate:
     """Peak training bytes, and the largest term of the sum with its description."""
@@ -269,39 +304,93 @@ class TrainingEstimate:
     largest: str
     largest_bytes: int
 
+    def message(self, budget: int, what: str) -> str:
+        """The one-line refusal: the estimate, the budget (``what`` says which), the
+        largest part."""
+        return (f"training would need up to {format_size(self.total)}, more than the memory "
+                f"budget {format_size(budget)} ({what}); the largest part is {self.largest} "
+                f"({format_size(self.largest_bytes)})")
+
 
 def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
                    n_samples: int | None = None, store_shapes=None) -> TrainingEstimate:
     """Peak bytes of ``estimator.fit`` (a :class:`~jungleseg.JungleSegmenter`) on images
-    of ``shapes`` with ``n_classes`` classes (module docstring); ``n_samples`` defaults
-    to ``samples_per_image`` per image (every labelled pixel for ``sampling='all'``).
-    ``store_shapes``: the (H, W) of each image in the training store where that holds
-    less than the whole image (depth bodies), default ``shapes``."""
-    from .jungle._classes import MAX_DEPTH
-    from .jungle._schedules import level_width
-
+    of ``shapes`` with ``n_classes`` classes (module docstring), auto-context stages and
+    their out-of-fold fits included; ``n_samples`` defaults to ``samples_per_image`` per
+    image (every labelled pixel for ``sampling='all'``). ``store_shapes``: the (H, W) of
+    each image in the training store where that holds less than the whole image (depth
+    bodies), default ``shapes``."""
     family = estimator._family()
     ndim = family.spatial_ndim  # (D, H, W) for volumes: every voxel counts
     pixels = [int(np.prod(s[:ndim], dtype=np.int64)) for s in shapes]
-    c_in, c_s = _input_channels(family), family.n_store_channels
     if n_samples is None:
         per_image = [p if estimator.sampling == "all" else min(p, estimator.samples_per_image)
                      for p in pixels]
         n_samples = sum(per_image)
+    stored = [tuple(s) for s in (shapes if store_shapes is None else store_shapes)]
+    pad, pad_z = training_pad(family, stored)
+    store_pixels = sum(padded_pixels(stored, ndim, pad, pad_z))
+    images = sum(pixels) * _input_channels(family) * itemsize
+    common = {"the images": images,
+              "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8)}
+    stage = {"the store of every image's channels": store_pixels * store_bytes_per_pixel(family),
+             **_growth_terms(estimator, family, n_samples, len(shapes), n_classes)}
+    if int(getattr(estimator, "auto_context", 1)) > 1:
+        terms = _context_peak(estimator, family, stage, store_pixels, sum(pixels), n_samples,
+                              len(shapes), n_classes)
+    else:
+        terms = stage
+    terms = {**common, **terms}
+    name = max(terms, key=terms.get)
+    return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))
+
+
+def _context_peak(estimator, family, first: dict, store_pixels: int, pixels: int,
+                  n_samples: int, n_images: int, n_classes: int) -> dict:
+    """The terms of the largest phase of auto-context training (``segmentation/_context``):
+    fitting stage 1; an out-of-fold fit of a stage on the other folds' images (its store a
+    subset of the stage's own, the maps of every image, its labels); joining a stage's
+    planes and the maps into the next stage's store; fitting a later stage."""
+    from .segmentation._context import context_family
+
+    later = context_family(family, family.n_store_channels, n_classes)
+    folds = int(estimator.context_folds)
+    part = max(1, n_images - n_images // folds)  # images of the largest out-of-fold fit
+    maps = pixels * n_classes * 4
+    later_store = store_pixels * store_bytes_per_pixel(later)
+    phases = {"fitting stage 1": first}
+    stores = [first["the store of every image's channels"], later_store]
+    for s in range(1, int(estimator.auto_context)):
+        store = stores[min(s - 1, 1)]
+        fold_growth = _growth_terms(estimator, later if s > 1 else family,
+                                    n_samples * part // max(n_images, 1), part, n_classes)
+        phases[f"out-of-fold fits of stage {s}"] = {
+            f"the store of stage {s}": store,
+            "the out-of-fold probability maps and labels": maps + 4 * pixels,
+            **fold_growth}
+        phases[f"making the store of stage {s + 1}"] = {
+            f"the store of stage {s}": store,
+            "the out-of-fold probability maps": maps,
+            f"the store of stage {s + 1}": later_store}
+        phases[f"fitting stage {s + 1}"] = {
+            f"the store of stage {s + 1}": later_store,
+            **_growth_terms(estimator, later, n_samples, n_images, n_classes)}
+    return max(phases.values(), key=lambda terms: sum(terms.values()))
+
+
+def _growth_terms(estimator, family, n_samples: int, n_images: int, n_classes: int) -> dict:
+    """Samples, entries, the widest level's split tables and the DAGs' levels of growing
+    the DAGs of one fit on ``n_samples`` samples of ``n_images`` images."""
+    from .jungle._classes import MAX_DEPTH
+    from .jungle._schedules import level_width
+
     g = int(estimator.n_estimators)
     per_dag = n_samples
-    if estimator.images_per_dag is not None and shapes:
-        share = min(1.0, int(estimator.images_per_dag) / len(shapes))
+    if estimator.images_per_dag is not None and n_images:
+        share = min(1.0, int(estimator.images_per_dag) / n_images)
         per_dag = int(np.ceil(n_samples * share))
     entries = g * per_dag
-    stored = pixels if store_shapes is None else [int(np.prod(s[:ndim], dtype=np.int64))
-                                                  for s in store_shapes]
-    terms = {
-        "images and their channels": sum(pixels) * c_in * itemsize + sum(stored) * (
-            4 * c_s + (8 * c_s if family.needs_integral else 0)),
-        "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8),
-        "samples and entries": 16 * n_samples + 48 * entries,
-    }
+    terms = {"samples and entries": 16 * n_samples + 48 * entries}
     k = int(estimator.n_candidate_features)
     t = int(estimator.n_thresholds)
     p = family.n_params
@@ -326,5 +415,30 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     nodes = min(nodes, 2 * per_dag // int(estimator.min_samples_leaf) + 1)
     terms[worst_level or "split tables"] = worst
     terms["the DAGs' levels"] = g * nodes * (8 * n_classes + 4 * p + 32)
-    name = max(terms, key=terms.get)
-    return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))
+    return terms
+
+
+def check_training_memory(estimator, images, labels, budget: int | None = None,
+                          what: str = "max_memory") -> TrainingEstimate:
+    """The estimate of ``estimator.fit(images, labels)`` (:func:`training_bytes`, the
+    store as training holds it: depth images cut to their bodies), or MemoryError, in
+    one line with the estimate and the budget, when it exceeds ``budget`` bytes (None:
+    the memory available now, :func:`available_memory`). ``what`` names the budget in
+    the message. Called before any store is made, so that a training that cannot fit
+    is refused before it starts."""
+    from .segmentation._sampling import trainable_boxes
+
+    family = estimator._family()
+    ignored = estimator._never_trained(family)
+    values = np.unique(np.concatenate([np.unique(np.asarray(lab)) for lab in labels]))
+    classes = [v for v in values if int(v) not in ignored]
+    boxes = (trainable_boxes(images, labels, classes) if family.border == "zero"
+             else None)  # depth training stores only the box around each body
+    estimate = training_bytes(estimator, [np.shape(im) for im in images],
+                              max(np.asarray(im).dtype.itemsize for im in images),
+                              max(len(classes), 2), store_shapes=boxes)
+    if budget is None:
+        budget, what = available_memory(), "the memory available"
+    if estimate.total > budget:
+        raise MemoryError(estimate.message(int(budget), what))
+    return estimate

@@ -22,6 +22,8 @@ margins (:func:`chain_margin`).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..features import ColourFeatures, ImageStore
@@ -111,6 +113,18 @@ def cheap_pad(reach: int | None, shapes) -> int:
     return reach if padded <= 1.25 * plain else 0
 
 
+def store_subset(store: ImageStore, images) -> ImageStore:
+    """The store of images ``images`` (indices) of ``store``: a view sharing its memory,
+    so that an out-of-fold fit reads its images without a second store."""
+    index = np.asarray(images, np.int64)
+    integral_offset = store.integral_offset[index] if store.integral_offset.size else \
+        store.integral_offset
+    return dataclasses.replace(
+        store, offset=store.offset[index], height=store.height[index],
+        width=store.width[index], integral_offset=integral_offset,
+        depth=None if store.depth is None else store.depth[index])
+
+
 def clone(model, **params):
     """An unfitted copy of an estimator, with ``params`` changed (feature families are
     immutable values, so they are shared, not copied)."""
@@ -140,7 +154,8 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
     model lacks gets 0 there).
 
     Folds are images, or with fewer images than folds squares of them (:func:`fold_of`);
-    a fold model trains on the other folds' labels only."""
+    a fold model trains on the other folds' labels only, read from ``store``
+    (:func:`store_subset`: no store of its own)."""
     n = len(inputs)
     fold_maps = fold_of([np.shape(lab) for lab in labels], folds, seed)
     hidden = _UNUSED
@@ -151,7 +166,7 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
         rest = [i for i in range(n) if not mine[i].all()]
         part = part_model.fit([inputs[i] for i in rest],
                               [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
-                               for i in rest])
+                               for i in rest], store=store_subset(store, rest))
         columns = np.searchsorted(classes, part.classes_)
         for i in range(n):
             if mine[i].any():
