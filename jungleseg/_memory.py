@@ -4,32 +4,38 @@ memory budget they are checked against.
 Every estimate is a sum of the arrays the code allocates, in bytes. Names: an image of
 H x W pixels with ``C_in`` input channels of ``b_in`` bytes; the feature family's
 ``C_s`` store channels; a store border ``p`` (``jungle.point_reach``); K classes.
+The store takes ``S = C_s b_s [+ C_s b_I box kinds]`` bytes a pixel, with ``b_s`` bytes
+per channel value and ``b_I`` per integral-image value (float32 and float64 today:
+4 and 8). Every formula reads S from :func:`store_bytes_per_pixel`, and ``b_s, b_I``
+from :func:`store_value_bytes`, the one function a store of other types changes.
 
 Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
-margin ``m``: ``h = tile + 2 m``)::
+margin ``m``: ``h = tile + 2 m``), :func:`window_bytes`::
 
-    window = h w (4 C_s                 store planes (h + 2p)(w + 2p), float32
-                  + 8 C_s [box kinds]   integral images, float64
-                  + scratch(family)     conversion: RGB to CIELab 36, grey 16, channels 4 C_in
+    window = (h + 2p)(w + 2p) S         store planes, padded by the probe reach
+           + h w (scratch(family)       conversion: RGB to CIELab 36, grey 16, channels 4 C_in
                   + 4 C_in              the image in the model's units (float32), if converted
                   + 4 K                 probabilities of the window
                   + smooth(K)           box average 4 K; guided filter 4 K + 48
                   + 16)                 argmax (int64) and class values (int64)
 
     segmentation = H W C_in b_in                 the image
-                 + H W (4 K + 8)                 probabilities and labels returned
+                 + H W (4 K [probabilities kept] + b_l)   probabilities and labels returned
                  + window
 
 (untiled, the window's probabilities and labels are the returned ones and are counted
-once). :func:`tile_for_budget` picks the largest tile whose estimate fits a budget; the
-tiled result equals the untiled one (:func:`jungleseg.segment`). Above
-:data:`TILE_ABOVE` pixels :func:`choose_tile` tiles in any case, with tiles of at most
-:data:`DEFAULT_TILE`, so that the window term stays bounded whatever the image size;
-:func:`jungleseg.segment_to` writes into arrays the caller gives (zarr arrays on disk),
-which removes the image and output terms too when the image itself is read lazily (zarr,
-NPY): the peak is then ``window`` of one tile plus what the output array buffers, one
-chunk. Over a dask cluster (:func:`jungleseg.distributed.segment_array`) every worker
-thread holds one such window of a chunk plus its halo, and the chunk's labels.
+once; ``b_l`` the bytes of a label: 8 for the classes' int64, 1 where files are written,
+``label_dtype`` in ``segmentation/_segment.py``). :func:`tile_for_budget` picks the largest
+tile whose estimate fits a budget; the tiled result equals the untiled one
+(:func:`jungleseg.segment`). Above :data:`TILE_ABOVE` pixels :func:`choose_tile` tiles
+in any case, with the largest tile up to :data:`DEFAULT_TILE` whose window fits
+:data:`WINDOW_BYTES` (:func:`window_tile`), so that the window term stays bounded
+whatever the image size; :func:`jungleseg.segment_to` writes into arrays the caller
+gives (zarr arrays on disk), which removes the image and output terms too when the image
+itself is read lazily (zarr, NPY): the peak is then ``window`` of one tile plus what the
+output array buffers, one chunk. Over a dask cluster
+(:func:`jungleseg.distributed.segment_array`) every worker thread holds one such window
+of a chunk plus its halo, and the chunk's labels.
 
 A volume of D x H x W voxels (``C_s`` store channels; a window of ``d x h x w`` voxels,
 a tile plus its margin ``m_z, m_y, m_x`` on every side)::
@@ -46,8 +52,10 @@ N sampled pixels, E entries (N per DAG, or the samples of each DAG's own images 
 K_c classes::
 
     training = sum_i H_i W_i C_in b_in                                 images
-             + sum_i h_i w_i (4 C_s [+ 8 C_s box kinds])                store
              + max_i H_i W_i (scratch(family) + 8)                      one image's scratch
+             + stage
+
+    stage    = sum_i (h_i + 2 p_t)(w_i + 2 p_t) S                      store
              + 16 N + 48 E                                              samples, entries
              + max over levels d of level(d)
              + G min(sum_d n_d / G, 2 E_g / min_samples_leaf) (8 K_c + 4 P + 32)   levels
@@ -58,16 +66,32 @@ K_c classes::
              + min(64, n_d K) 4 L_d               response scratch (L_d: largest node)
 
 where ``h_i x w_i`` is image i as the store holds it: the whole image, or for depth
-features the box that training cuts around its body (the command line bounds it by the
-box around the nonzero pixels and the pixels labelled with a class, ``trainable_boxes``
-in ``segmentation/_sampling.py``); ``n_d``, the nodes split at level d, is at most
+features the box that training cuts around its body (bounded by the box around the
+nonzero pixels and the pixels labelled with a class, ``trainable_boxes`` in
+``segmentation/_sampling.py``); ``p_t`` the training store's border
+(:func:`training_pad`: the probe reach where that adds at most a quarter, else 0; for
+volumes their reach along each axis); ``n_d``, the nodes split at level d, is at most
 ``G min(width(d), E_g / s)`` (the schedule's width; E_g the entries of one DAG, s =
 max(min_samples_split, 2 min_samples_leaf), as a node needs s samples to split), and a
 level is an LSearch level when its children's width is below twice its parents.
-``benchmarks/memory.py`` compares these estimates with the peak memory measured. They
-are upper bounds: they assume that every node that may split does and that every page
-allocated is written; training often needs several times less (zero pages never written
-are never resident).
+
+Auto-context (``auto_context`` stages, ``k = context_folds``) replaces ``stage`` by the
+largest of its phases (``segmentation/_context.py``), with ``S_2`` the bytes a pixel of a
+later stage's store (stage 1's channels and the K_c maps as channels)::
+
+    fitting stage 1            stage
+    out-of-fold fits           store of the stage + sum_i H_i W_i (4 K_c + 4)  maps, labels
+                               + growth on (k - 1) / k of the samples
+                               (the fold's store is a view of the stage's: no copy)
+    making the next store      store of the stage + maps + sum_i (h_i + 2p_t)(w_i + 2p_t) S_2
+    fitting a later stage      its store + growth
+
+``benchmarks/memory.py`` compares these estimates with the peak memory measured. The
+growth terms are upper bounds: they assume that every node that may split does and that
+every page allocated is written; when they dominate (few images, many DAGs) training
+often needs less (zero pages never written are never resident). When the store
+dominates, as it does for the shipped presets on their data sets, the estimates are
+within a few per cent.
 """
 from __future__ import annotations
 
@@ -160,60 +184,93 @@ def _input_channels(family) -> int:
 
 
 def _window_per_pixel(jungle, smoothing: int) -> int:
-    family, k = jungle.family, jungle.n_classes
-    c_s = family.n_store_channels
+    """Bytes per pixel of a window besides its store: conversion scratch, the image in
+    the model's units, probabilities, smoothing, labels."""
+    k = jungle.n_classes
     smooth = 0
     if smoothing:
         smooth = 4 * k + (48 if jungle.params.get("guided_eps") else 0)
-    return (4 * c_s + (8 * c_s if family.needs_integral else 0) + _scratch(family)
-            + 4 * _input_channels(family) + 4 * k + smooth + 16)
+    return _scratch(jungle.family) + 4 * _input_channels(jungle.family) + 4 * k + smooth + 16
+
+
+def window_bytes(jungle, height: int, width: int, smoothing: int) -> int:
+    """Peak bytes of segmenting one window of ``height`` x ``width`` pixels: its store,
+    padded by the probe reach (:func:`store_bytes_per_pixel`), and the per-pixel working
+    set (module docstring)."""
+    pad = jungle.point_reach or 0
+    return ((height + 2 * pad) * (width + 2 * pad) * store_bytes_per_pixel(jungle.family)
+            + height * width * _window_per_pixel(jungle, smoothing))
 
 
 def segmentation_bytes(jungle, shape, itemsize: int = 1, tile: int | None = None,
-                       smoothing: int | None = None, margin: int = 0) -> int:
+                       smoothing: int | None = None, margin: int = 0,
+                       probabilities: bool = True, label_bytes: int = 8) -> int:
     """Peak bytes of ``segment(jungle, image, tile=tile)`` for an image of ``shape``
     whose values take ``itemsize`` bytes (module docstring); ``margin``, the context a
-    tile reads around itself (``family.margin`` plus the smoothing's reach)."""
+    tile reads around itself (``family.margin`` plus the smoothing's reach). Tiled, the
+    labels returned take ``label_bytes`` a pixel, and the probabilities are kept only
+    with ``probabilities``."""
     h, w = int(shape[0]), int(shape[1])
     c_in = int(np.prod(shape[2:])) if len(shape) > 2 else 1
     smoothing = jungle.params.get("smoothing", 0) if smoothing is None else smoothing
-    pad = jungle.point_reach or 0
     image = h * w * c_in * itemsize
-    outputs = h * w * (4 * jungle.n_classes + 8)
-    per_pixel = _window_per_pixel(jungle, smoothing)
     if tile is None:  # the window's probabilities and labels are the ones returned
-        return image + (h + 2 * pad) * (w + 2 * pad) * per_pixel
+        return image + window_bytes(jungle, h, w, smoothing)
+    outputs = h * w * (label_bytes + (4 * jungle.n_classes if probabilities else 0))
     th, tw = min(tile, h) + 2 * margin, min(tile, w) + 2 * margin
-    return image + outputs + (th + 2 * pad) * (tw + 2 * pad) * per_pixel
+    return image + outputs + window_bytes(jungle, th, tw, smoothing)
 
 
 def tile_for_budget(jungle, shape, itemsize: int, budget: int, margin: int,
-                    smoothing: int | None = None) -> int | None:
+                    smoothing: int | None = None, probabilities: bool = True,
+                    label_bytes: int = 8) -> int | None:
     """None if the whole image fits ``budget``, else the largest tile (a multiple of 64
-    pixels) whose estimate fits. Raises MemoryError, saying what is needed, when not even
-    a 64-pixel tile fits (the image, its labels and probabilities alone)."""
+    pixels) whose estimate fits (:func:`segmentation_bytes`, outputs as given). Raises
+    MemoryError, saying what is needed, when not even a 64-pixel tile fits (the image,
+    its labels and probabilities alone)."""
+    outputs = {"probabilities": probabilities, "label_bytes": label_bytes}
     if segmentation_bytes(jungle, shape, itemsize, None, smoothing) <= budget:
         return None
     low, high = 64, max(int(shape[0]), int(shape[1]))
-    need = segmentation_bytes(jungle, shape, itemsize, low, smoothing, margin)
+    need = segmentation_bytes(jungle, shape, itemsize, low, smoothing, margin, **outputs)
     if need > budget:
         raise MemoryError(f"segmenting a {shape[0]}x{shape[1]} image needs at least "
-                          f"{format_size(need)} (the image, its labels and probabilities, "
-                          f"one 64-pixel tile), more than the memory budget "
-                          f"{format_size(budget)}")
+                          f"{format_size(need)} (the image, its labels"
+                          f"{' and probabilities' if probabilities else ''}, one 64-pixel "
+                          f"tile), more than the memory budget {format_size(budget)}")
     while high - low > 64:  # the estimate grows with the tile: bisect
         middle = (low + high) // 128 * 64
-        if segmentation_bytes(jungle, shape, itemsize, middle, smoothing, margin) <= budget:
+        if segmentation_bytes(jungle, shape, itemsize, middle, smoothing, margin,
+                              **outputs) <= budget:
             low = middle
         else:
             high = middle
     return low
 
 
+def window_tile(jungle, margin: int, smoothing: int, budget: int | None = None) -> int:
+    """The largest tile, a multiple of 64 pixels from :data:`SMALLEST_WINDOW_TILE` to
+    :data:`DEFAULT_TILE`, whose window (the tile and ``margin`` on every side) fits
+    ``budget`` bytes (default :data:`WINDOW_BYTES`): the tile of images above
+    :data:`TILE_ABOVE` pixels, so that one window's working set stays near that budget
+    whatever the model (a lighter store gives larger tiles)."""
+    budget = WINDOW_BYTES if budget is None else budget
+    tile = DEFAULT_TILE
+    while tile > SMALLEST_WINDOW_TILE and window_bytes(
+            jungle, tile + 2 * margin, tile + 2 * margin, smoothing) > budget:
+        tile -= 64
+    return tile
+
+
 #: Images above this many pixels are segmented in tiles whatever the budget.
 TILE_ABOVE = 4096 * 4096
 #: The largest tile :func:`choose_tile` picks for them.
 DEFAULT_TILE = 2048
+#: The working set of one window that the tiles of those images aim at (:func:`window_tile`).
+WINDOW_BYTES = 400 * 10**6
+#: The smallest tile :func:`window_tile` picks: below it the margins cost more time
+#: than the memory they save is worth.
+SMALLEST_WINDOW_TILE = 1024
 #: Volumes above this many voxels are segmented in tiles of :data:`VOLUME_TILE` voxels
 #: per axis (or smaller, to fit the budget).
 VOLUME_TILE_ABOVE = 256 * 512 * 512
@@ -237,12 +294,13 @@ def volume_segmentation_bytes(jungle, shape, itemsize: int = 1, tile=None,
 
 
 def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
-                smoothing: int | None = None):
+                smoothing: int | None = None, probabilities: bool = True,
+                label_bytes: int = 8):
     """The tile :func:`jungleseg.segment` uses with ``tile="auto"`` (see its
-    docstring): for 2-D images :func:`tile_for_budget`, capped at :data:`DEFAULT_TILE`
-    above :data:`TILE_ABOVE` pixels; for volumes (``margin`` per axis, or 0 for the
-    family's own) whole below :data:`VOLUME_TILE_ABOVE` voxels if they fit, else the
-    largest cubic tile up to :data:`VOLUME_TILE` (halved until it fits)."""
+    docstring): for 2-D images :func:`tile_for_budget` (outputs as given), capped at
+    :func:`window_tile` above :data:`TILE_ABOVE` pixels; for volumes (``margin`` per
+    axis, or 0 for the family's own) whole below :data:`VOLUME_TILE_ABOVE` voxels if
+    they fit, else the largest cubic tile up to :data:`VOLUME_TILE` (halved until it fits)."""
     if jungle.family.spatial_ndim == 3:
         if not np.ndim(margin):
             margin = jungle.family.margin()
@@ -255,9 +313,11 @@ def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
                                                      margin) > budget:
             tile //= 2
         return tile
-    tile = tile_for_budget(jungle, shape, itemsize, budget, margin, smoothing)
+    tile = tile_for_budget(jungle, shape, itemsize, budget, margin, smoothing,
+                           probabilities, label_bytes)
     if int(shape[0]) * int(shape[1]) > TILE_ABOVE:
-        return min(tile or DEFAULT_TILE, DEFAULT_TILE)
+        smoothing = jungle.params.get("smoothing", 0) if smoothing is None else smoothing
+        return min(tile or DEFAULT_TILE, window_tile(jungle, margin, smoothing))
     return tile
 
 

@@ -138,3 +138,25 @@ def test_training_estimates_count_the_store_as_training_holds_it():
     thin, wide = (training_bytes(volumes, [(8, 64, w)], 1, 3).total for w in (64, 128))
     stores = VolumeFeatures().n_store_channels * 4 + 1  # the store and the volume itself
     assert wide - thin >= 8 * 64 * 64 * stores  # every voxel counts, not only D x H
+
+
+def test_large_images_get_tiles_whose_window_fits_the_window_budget(model):
+    from jungleseg import _memory
+
+    seg, _ = model
+    jungle = seg.jungle_
+    shape = (8000, 8000, 3)
+    margin = 40
+    tile = _memory.choose_tile(jungle, shape, 1, 100 * 10**9, margin, 2, False, 1)
+    assert tile == _memory.window_tile(jungle, margin, 2)
+    assert _memory.SMALLEST_WINDOW_TILE <= tile <= _memory.DEFAULT_TILE and tile % 64 == 0
+    side = tile + 2 * margin
+    fits = _memory.window_bytes(jungle, side, side, 2) <= _memory.WINDOW_BYTES
+    assert fits or tile == _memory.SMALLEST_WINDOW_TILE
+    if tile < _memory.DEFAULT_TILE:
+        wider = side + 64
+        assert _memory.window_bytes(jungle, wider, wider, 2) > _memory.WINDOW_BYTES
+    # labels only, a byte each: less is held than with probabilities and int64 labels
+    lean = segmentation_bytes(jungle, shape, 1, tile, 2, margin, False, 1)
+    assert segmentation_bytes(jungle, shape, 1, tile, 2, margin) - lean == \
+        8000 * 8000 * (4 * jungle.n_classes + 7)
