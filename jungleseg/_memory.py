@@ -83,7 +83,8 @@ later stage's store (stage 1's channels and the K_c maps as channels)::
     out-of-fold fits           store of the stage + sum_i H_i W_i (4 K_c + 4)  maps, labels
                                + growth on (k - 1) / k of the samples
                                (the fold's store is a view of the stage's: no copy)
-    making the next store      store of the stage + maps + sum_i (h_i + 2p_t)(w_i + 2p_t) S_2
+    making the next store      maps + sum_i (h_i + 2p_t)(w_i + 2p_t) S_2   (stage 1's
+                               channels made again from the images, the old store freed)
     fitting a later stage      its store + growth
 
 ``benchmarks/memory.py`` compares these estimates with the peak memory measured. The
@@ -409,8 +410,9 @@ def _context_peak(estimator, family, first: dict, store_pixels: int, pixels: int
                   n_samples: int, n_images: int, n_classes: int) -> dict:
     """The terms of the largest phase of auto-context training (``segmentation/_context``):
     fitting stage 1; an out-of-fold fit of a stage on the other folds' images (its store a
-    subset of the stage's own, the maps of every image, its labels); joining a stage's
-    planes and the maps into the next stage's store; fitting a later stage."""
+    view of the stage's own, the maps of every image, its labels); making the next
+    stage's store from the images and the maps (the stage's store freed first); fitting
+    a later stage."""
     from .segmentation._context import context_family
 
     later = context_family(family, family.n_store_channels, n_classes)
@@ -428,8 +430,7 @@ def _context_peak(estimator, family, first: dict, store_pixels: int, pixels: int
             f"the store of stage {s}": store,
             "the out-of-fold probability maps and labels": maps + 4 * pixels,
             **fold_growth}
-        phases[f"making the store of stage {s + 1}"] = {
-            f"the store of stage {s}": store,
+        phases[f"making the store of stage {s + 1}"] = {  # stage s's store freed first
             "the out-of-fold probability maps": maps,
             f"the store of stage {s + 1}": later_store}
         phases[f"fitting stage {s + 1}"] = {

@@ -93,9 +93,11 @@ def test_auto_context_estimates_count_every_stage_and_the_maps():
     family = plain._family()
     pixels = 50 * 240 * 320
     assert one.largest == "the store of every image's channels"
-    # making stage 2's store holds stage 1's store, the maps and stage 2's store at once
+    # making stage 2's store holds the maps and stage 2's store (stage 1's channels and
+    # the 8 maps) at once; stage 1's store is freed first
     stage2 = (family.n_store_channels + 8) * 4 * pixels
-    assert two.total - one.total >= stage2 + 8 * 4 * pixels
+    assert two.largest == "the store of stage 2" and two.largest_bytes >= stage2
+    assert two.total >= one.total - one.largest_bytes + stage2 + 8 * 4 * pixels
 
 
 def test_store_bytes_follow_the_store_types(monkeypatch):

@@ -51,18 +51,24 @@ def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
     return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)], axis=2)
 
 
-def stage_store(family: ColourFeatures, previous: ImageStore, maps: list[np.ndarray]
+def stage_store(family: ColourFeatures, previous: ImageStore | None, maps: list[np.ndarray],
+                base: ColourFeatures | None = None, values: list | None = None
                 ) -> ImageStore:
     """The next stage's training store: every image's stage-1 planes (the first planes of
-    ``previous``, stage 1's store or a later stage's) and its map, as :func:`stage_input`
-    joins them and ``family`` prepares them, written straight into the store: no
-    (H, W, C1 + C) copy of every image exists beside it, and no store older than
-    ``previous`` needs to."""
+    ``previous``, stage 1's store or a later stage's; or, with ``base`` and ``values``,
+    made again by stage 1's features from the training images, so that no earlier store
+    need be held beside the new one) and its map, as :func:`stage_input` joins them and
+    ``family`` prepares them, written straight into the store: no (H, W, C1 + C) copy of
+    every image exists beside it."""
     n_base = family.n_input_channels - maps[0].shape[-1]
-    shapes = [previous.shape(i) for i in range(previous.n_images)]
+    shapes = ([np.shape(v)[:2] for v in values] if previous is None
+              else [previous.shape(i) for i in range(previous.n_images)])
 
     def fill(i: int, planes: np.ndarray) -> None:
-        planes[:n_base] = previous.planes(i)[:n_base]
+        if previous is None:  # the same values as stage 1's store: the same function
+            base.channels_into(values[i], planes[:n_base])
+        else:
+            planes[:n_base] = previous.planes(i)[:n_base]
         planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
 
     pad = cheap_pad(family.point_reach, shapes)
@@ -184,6 +190,7 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     base = segmenter._family()
     if not isinstance(base, ColourFeatures):
         raise ValueError(f"auto_context needs colour features, not {type(base).__name__}")
+    values = None  # the training images as stage 1 reads them, when this fit makes its store
     if store is None:
         values = training_values(images, base)[0]
         store = base.prepare(values, pad=cheap_pad(base.point_reach, image_shapes(values)))
@@ -192,12 +199,16 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     seed = int(current.jungle_.metadata["seed"])
     stages, inputs, current_store = [current.jungle_], images, store
     family = context_family(base, store.n_channels, current.classes_.size)
-    del store  # later stores copy stage 1's planes from the one before them
+    del store  # later stores are made again from the images, or copy the one before them
     for s in range(1, int(segmenter.auto_context)):
         maps = out_of_fold(stage, inputs, labels, current_store, current.classes_,
                            int(segmenter.context_folds), seed + s)
         stage = clone(stage, features=family)
-        current_store = stage_store(family, current_store, maps)
+        if values is None:  # the caller's store: copy stage 1's planes from it
+            current_store = stage_store(family, current_store, maps)
+        else:  # made again from the images: the stage's store is freed first
+            inputs = current_store = None
+            current_store = stage_store(family, None, maps, base, values)
         del maps
         inputs = store_images(current_store)
         current = clone(stage).fit(inputs, labels, progress=progress, store=current_store)

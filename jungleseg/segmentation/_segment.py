@@ -289,7 +289,9 @@ def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
     store = family.prepare([image], pad=pad, window=window)
     if jungle.context:
         store = _last_stage_store(jungle, store, 0, window)
-    return _labelled(jungle, store, 0, smoothing, probabilities, region)
+    traversed = _traversed(jungle, store, 0, smoothing, probabilities, region)
+    del store  # the window's largest array: freed before smoothing and labelling
+    return _labels_of(jungle, traversed, smoothing, probabilities)
 
 
 def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
@@ -306,6 +308,15 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
     and smoothed (a tile's margin is read by probes, never labelled). With depth features
     only the foreground pixels (depth > 0) are traversed, listed, and the rest get
     ``background``."""
+    return _labels_of(jungle, _traversed(jungle, store, image, smoothing, probabilities,
+                                         region), smoothing, probabilities)
+
+
+def _traversed(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
+               probabilities: bool, region: tuple | None) -> tuple:
+    """What :func:`_labelled` needs of the store: the traversal's classes and
+    probabilities, the foreground and its listed pixels (depth), the region's size and
+    the guide of edge-aware smoothing, so that the store can be freed before the rest."""
     h, w = int(store.height[image]), int(store.width[image])
     (r0, r1), (c0, c1) = region or ((0, h), (0, w))
     rows, cols = r1 - r0, c1 - c0
@@ -320,12 +331,21 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
     chosen, proba = jungle.classify_image(store, image, index, probabilities or smoothing > 0)
     if proba is not None:
         proba = proba.reshape(h, w, -1)[r0:r1, c0:c1]
+    guide = None
+    if smoothing and jungle.params.get("guided_eps"):
+        centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
+        guide = (store.planes(image)[0][r0:r1, c0:c1] - np.float32(centre)) \
+            / np.float32(scale)
+    return chosen, proba, mask, listed, (rows, cols), guide
+
+
+def _labels_of(jungle: Jungle, traversed: tuple, smoothing: int, probabilities: bool
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities (smoothed) from what :func:`_traversed` returned."""
+    chosen, proba, mask, listed, (rows, cols), guide = traversed
     if smoothing:
         eps = jungle.params.get("guided_eps")
         if eps:
-            centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
-            guide = (store.planes(image)[0][r0:r1, c0:c1] - np.float32(centre)) \
-                / np.float32(scale)
             proba = guided_smoothing(proba, guide, smoothing, eps, mask)
         else:
             proba = smooth_probabilities(proba, smoothing, mask)
