@@ -45,8 +45,8 @@ def peak():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 def ovule(data):
-    from pathlib import Path
-    folder = Path(data or "../shared/data") / "microscopy" / "ovule_nuclei_1137"
+    from jungleseg.datasets._paths import data_root
+    folder = data_root(data) / "microscopy" / "ovule_nuclei_1137"
     volume = np.load(folder / "volume.npy")
     labels = np.load(folder / "labels.npy").astype(np.uint8) + 1  # 1 background, 2 nuclei
     return [volume[:50], volume[50:]], [labels[:50], labels[50:]]
@@ -158,10 +158,11 @@ def pad_figures(data, n_images: int) -> dict:
     from jungleseg._workers import threads
     from jungleseg.config import load_preset
     from jungleseg.datasets import load_benchmark
+    from jungleseg.datasets._paths import data_root
     from jungleseg.segmentation._input import training_values
 
     def volume_slabs():
-        folder = Path(data or REPO.parent / "shared" / "data") / "microscopy"
+        folder = data_root(data) / "microscopy"
         volume = np.load(folder / "ovule_nuclei_1137" / "volume.npy")
         return [volume[:50].shape, volume[50:].shape, (32, 128, 128)]
 

@@ -12,12 +12,12 @@ from :func:`store_value_bytes`, the one function a store of other types changes.
 Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
 margin ``m``: ``h = tile + 2 m``), :func:`window_bytes`::
 
-    window = (h + 2p)(w + 2p) S         store planes, padded by the probe reach
-           + h w (scratch(family)       conversion: RGB to CIELab 36, grey 16, channels 4 C_in
-                  + 4 C_in              the image in the model's units (float32), if converted
-                  + 4 K                 probabilities of the window
-                  + smooth(K)           box average 4 K; guided filter 4 K + 48
-                  + 16)                 argmax (int64) and class values (int64)
+    window = max((h + 2p)(w + 2p) S           store planes, padded by the probe reach
+                 + h w max(scratch(family)    conversion: RGB to CIELab 36, grey 16,
+                           + 4 C_in,          channels 4 C_in; the image in float32
+                           4 K + 12),         or the traversal's probabilities, labels
+                 h w (4 K + smooth(K) + 16))  the store freed: probabilities, smoothing
+                                              (8 K; guided 8 K + 48), argmax and labels
 
     segmentation = H W C_in b_in                 the image
                  + H W (4 K [probabilities kept] + b_l)   probabilities and labels returned
@@ -184,23 +184,18 @@ def _input_channels(family) -> int:
     return family.n_input_channels if isinstance(family, ColourFeatures) else 1
 
 
-def _window_per_pixel(jungle, smoothing: int) -> int:
-    """Bytes per pixel of a window besides its store: conversion scratch, the image in
-    the model's units, probabilities, smoothing, labels."""
-    k = jungle.n_classes
-    smooth = 0
-    if smoothing:
-        smooth = 4 * k + (48 if jungle.params.get("guided_eps") else 0)
-    return _scratch(jungle.family) + 4 * _input_channels(jungle.family) + 4 * k + smooth + 16
-
-
 def window_bytes(jungle, height: int, width: int, smoothing: int) -> int:
-    """Peak bytes of segmenting one window of ``height`` x ``width`` pixels: its store,
-    padded by the probe reach (:func:`store_bytes_per_pixel`), and the per-pixel working
-    set (module docstring)."""
+    """Peak bytes of segmenting one window of ``height`` x ``width`` pixels (module
+    docstring): its store, padded by the probe reach (:func:`store_bytes_per_pixel`),
+    with the conversion's scratch or the traversal's probabilities beside it; or, once
+    the store is freed, the probabilities, their smoothing and the labels."""
     pad = jungle.point_reach or 0
-    return ((height + 2 * pad) * (width + 2 * pad) * store_bytes_per_pixel(jungle.family)
-            + height * width * _window_per_pixel(jungle, smoothing))
+    k, family = jungle.n_classes, jungle.family
+    store = (height + 2 * pad) * (width + 2 * pad) * store_bytes_per_pixel(family)
+    beside = max(_scratch(family) + 4 * _input_channels(family), 4 * k + 12)
+    smooth = 2 * 4 * k + (48 if jungle.params.get("guided_eps") else 0) if smoothing else 0
+    after = 4 * k + smooth + 16
+    return max(store + height * width * beside, height * width * after)
 
 
 def segmentation_bytes(jungle, shape, itemsize: int = 1, tile: int | None = None,
