@@ -10,7 +10,8 @@ frames. The estimates of the full data sets (all 572 Stanford images), which tak
 longer than this benchmark, are printed beside them, with the store as it is and with
 one byte per channel value (quantised codes).
 
-    python benchmarks/memory.py [--size 2000] [--quick] [--images 40]
+    python benchmarks/memory.py [--size 2000] [--quick] [--images 40] [--train-only]
+                                [--presets stanford,volume] [--pads]
 """
 from __future__ import annotations
 
@@ -217,6 +218,8 @@ def main() -> None:
                         "$JUNGLESEG_DATA, else ../shared/data)")
     parser.add_argument("--quick", action="store_true", help="fewer cases")
     parser.add_argument("--train-only", action="store_true", help="training cases only")
+    parser.add_argument("--presets", default=None,
+                        help="training cases of these presets only, comma-separated")
     parser.add_argument("--pads", action="store_true",
                         help="only what the training store's border costs (pad_figures)")
     args = parser.parse_args()
@@ -240,6 +243,8 @@ def main() -> None:
              ("volume preset, ovule nuclei (2 x 50 x 100 x 100)", "volume", None)]
     if not args.quick:
         train.append(("kinect preset, 100 rendered depth frames", "kinect", 100))
+    if args.presets:
+        train = [case for case in train if case[1] in args.presets.split(",")]
     for name, model, count in train:
         cases.append((f"train {name}", {"what": "train", "model": model, "n_images": count,
                                         "data": args.data}))

@@ -391,7 +391,9 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
               "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8)}
     stage = {"the store of every image's channels": store_pixels * store_bytes_per_pixel(family),
              **_growth_terms(estimator, family, n_samples, len(shapes), n_classes)}
-    if int(getattr(estimator, "auto_context", 1)) > 1:
+    from .features import ColourFeatures
+
+    if int(getattr(estimator, "auto_context", 1)) > 1 and isinstance(family, ColourFeatures):
         terms = _context_peak(estimator, family, stage, store_pixels, sum(pixels), n_samples,
                               len(shapes), n_classes)
     else:
