@@ -87,12 +87,10 @@ later stage's store (stage 1's channels and the K_c maps as channels)::
                                channels made again from the images, the old store freed)
     fitting a later stage      its store + growth
 
-``benchmarks/memory.py`` compares these estimates with the peak memory measured. The
-growth terms are upper bounds: they assume that every node that may split does and that
-every page allocated is written; when they dominate (few images, many DAGs) training
-often needs less (zero pages never written are never resident). When the store
-dominates, as it does for the shipped presets on their data sets, the estimates are
-within a few per cent.
+``benchmarks/memory.py`` compares these estimates with the peak memory measured. When
+the store dominates, as it does for the shipped presets on their data sets, they are
+within a few per cent; the growth terms assume that every node that may split does, but
+count only part of what LSearch allocates, so they can err either way when they dominate.
 """
 from __future__ import annotations
 
