@@ -3,7 +3,6 @@ chunks (:func:`segment_array`), and the files or images of a batch (:func:`segme
 :func:`segment_images`); the package's docstring says how each equals local work."""
 from __future__ import annotations
 
-import ctypes
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -236,21 +235,8 @@ def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray
 
     with threads(_TASK_THREADS["n"]):
         if jungle.family.spatial_ndim == 3:
-            labels = volume_part(jungle, window, outer, inner, smoothing)[0]
-        else:
-            labels = segment_part(jungle, window, outer, shape, inner, smoothing, False)[0]
-    _give_back_free_memory()
-    return labels
-
-
-def _give_back_free_memory() -> None:
-    """Return the heap's free pages to the system (glibc's ``malloc_trim``): a worker
-    segmenting block after block otherwise keeps the pages its windows freed, and its
-    resident memory creeps up. Nothing on other C libraries."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+            return volume_part(jungle, window, outer, inner, smoothing)[0]
+        return segment_part(jungle, window, outer, shape, inner, smoothing, False)[0]
 
 
 def _model(path: str):
