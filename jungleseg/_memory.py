@@ -4,32 +4,38 @@ memory budget they are checked against.
 Every estimate is a sum of the arrays the code allocates, in bytes. Names: an image of
 H x W pixels with ``C_in`` input channels of ``b_in`` bytes; the feature family's
 ``C_s`` store channels; a store border ``p`` (``jungle.point_reach``); K classes.
+The store takes ``S = C_s b_s [+ C_s b_I box kinds]`` bytes a pixel, with ``b_s`` bytes
+per channel value and ``b_I`` per integral-image value (float32 and float64 today:
+4 and 8). Every formula reads S from :func:`store_bytes_per_pixel`, and ``b_s, b_I``
+from :func:`store_value_bytes`, the one function a store of other types changes.
 
 Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
-margin ``m``: ``h = tile + 2 m``)::
+margin ``m``: ``h = tile + 2 m``), :func:`window_bytes`::
 
-    window = h w (4 C_s                 store planes (h + 2p)(w + 2p), float32
-                  + 8 C_s [box kinds]   integral images, float64
-                  + scratch(family)     conversion: RGB to CIELab 36, grey 16, channels 4 C_in
-                  + 4 C_in              the image in the model's units (float32), if converted
-                  + 4 K                 probabilities of the window
-                  + smooth(K)           box average 4 K; guided filter 4 K + 48
-                  + 16)                 argmax (int64) and class values (int64)
+    window = max((h + 2p)(w + 2p) S           store planes, padded by the probe reach
+                 + h w max(scratch(family)    conversion: RGB to CIELab 36, grey 16,
+                           + 4 C_in,          channels 4 C_in; the image in float32
+                           4 K + 12),         or the traversal's probabilities, labels
+                 h w (4 K + smooth(K) + 16))  the store freed: probabilities, smoothing
+                                              (8 K; guided 8 K + 48), argmax and labels
 
     segmentation = H W C_in b_in                 the image
-                 + H W (4 K + 8)                 probabilities and labels returned
+                 + H W (4 K [probabilities kept] + b_l)   probabilities and labels returned
                  + window
 
 (untiled, the window's probabilities and labels are the returned ones and are counted
-once). :func:`tile_for_budget` picks the largest tile whose estimate fits a budget; the
-tiled result equals the untiled one (:func:`jungleseg.segment`). Above
-:data:`TILE_ABOVE` pixels :func:`choose_tile` tiles in any case, with tiles of at most
-:data:`DEFAULT_TILE`, so that the window term stays bounded whatever the image size;
-:func:`jungleseg.segment_to` writes into arrays the caller gives (zarr arrays on disk),
-which removes the image and output terms too when the image itself is read lazily (zarr,
-NPY): the peak is then ``window`` of one tile plus what the output array buffers, one
-chunk. Over a dask cluster (:func:`jungleseg.distributed.segment_array`) every worker
-thread holds one such window of a chunk plus its halo, and the chunk's labels.
+once; ``b_l`` the bytes of a label: 8 for the classes' int64, 1 where files are written,
+``label_dtype`` in ``segmentation/_segment.py``). :func:`tile_for_budget` picks the largest
+tile whose estimate fits a budget; the tiled result equals the untiled one
+(:func:`jungleseg.segment`). Above :data:`TILE_ABOVE` pixels :func:`choose_tile` tiles
+in any case, with the largest tile up to :data:`DEFAULT_TILE` whose window fits
+:data:`WINDOW_BYTES` (:func:`window_tile`), so that the window term stays bounded
+whatever the image size; :func:`jungleseg.segment_to` writes into arrays the caller
+gives (zarr arrays on disk), which removes the image and output terms too when the image
+itself is read lazily (zarr, NPY): the peak is then ``window`` of one tile plus what the
+output array buffers, one chunk. Over a dask cluster
+(:func:`jungleseg.distributed.segment_array`) every worker thread holds one such window
+of a chunk plus its halo, and the chunk's labels.
 
 A volume of D x H x W voxels (``C_s`` store channels; a window of ``d x h x w`` voxels,
 a tile plus its margin ``m_z, m_y, m_x`` on every side)::
@@ -46,8 +52,10 @@ N sampled pixels, E entries (N per DAG, or the samples of each DAG's own images 
 K_c classes::
 
     training = sum_i H_i W_i C_in b_in                                 images
-             + sum_i h_i w_i (4 C_s [+ 8 C_s box kinds])                store
              + max_i H_i W_i (scratch(family) + 8)                      one image's scratch
+             + stage
+
+    stage    = sum_i (h_i + 2 p_t)(w_i + 2 p_t) S                      store
              + 16 N + 48 E                                              samples, entries
              + max over levels d of level(d)
              + G min(sum_d n_d / G, 2 E_g / min_samples_leaf) (8 K_c + 4 P + 32)   levels
@@ -58,16 +66,31 @@ K_c classes::
              + min(64, n_d K) 4 L_d               response scratch (L_d: largest node)
 
 where ``h_i x w_i`` is image i as the store holds it: the whole image, or for depth
-features the box that training cuts around its body (the command line bounds it by the
-box around the nonzero pixels and the pixels labelled with a class, ``trainable_boxes``
-in ``segmentation/_sampling.py``); ``n_d``, the nodes split at level d, is at most
+features the box that training cuts around its body (bounded by the box around the
+nonzero pixels and the pixels labelled with a class, ``trainable_boxes`` in
+``segmentation/_sampling.py``); ``p_t`` the training store's border
+(:func:`training_pad`: the probe reach where that adds at most a quarter, else 0; for
+volumes their reach along each axis); ``n_d``, the nodes split at level d, is at most
 ``G min(width(d), E_g / s)`` (the schedule's width; E_g the entries of one DAG, s =
 max(min_samples_split, 2 min_samples_leaf), as a node needs s samples to split), and a
 level is an LSearch level when its children's width is below twice its parents.
-``benchmarks/memory.py`` compares these estimates with the peak memory measured. They
-are upper bounds: they assume that every node that may split does and that every page
-allocated is written; training often needs several times less (zero pages never written
-are never resident).
+
+Auto-context (``auto_context`` stages, ``k = context_folds``) replaces ``stage`` by the
+largest of its phases (``segmentation/_context.py``), with ``S_2`` the bytes a pixel of a
+later stage's store (stage 1's channels and the K_c maps as channels)::
+
+    fitting stage 1            stage
+    out-of-fold fits           store of the stage + sum_i H_i W_i (4 K_c + 4)  maps, labels
+                               + growth on (k - 1) / k of the samples
+                               (the fold's store is a view of the stage's: no copy)
+    making the next store      maps + sum_i (h_i + 2p_t)(w_i + 2p_t) S_2   (stage 1's
+                               channels made again from the images, the old store freed)
+    fitting a later stage      its store + growth
+
+``benchmarks/memory.py`` compares these estimates with the peak memory measured. When
+the store dominates, as it does for the shipped presets on their data sets, they are
+within a few per cent; the growth terms assume that every node that may split does, but
+count only part of what LSearch allocates, so they can err either way when they dominate.
 """
 from __future__ import annotations
 
@@ -159,61 +182,89 @@ def _input_channels(family) -> int:
     return family.n_input_channels if isinstance(family, ColourFeatures) else 1
 
 
-def _window_per_pixel(jungle, smoothing: int) -> int:
-    family, k = jungle.family, jungle.n_classes
-    c_s = family.n_store_channels
-    smooth = 0
-    if smoothing:
-        smooth = 4 * k + (48 if jungle.params.get("guided_eps") else 0)
-    return (4 * c_s + (8 * c_s if family.needs_integral else 0) + _scratch(family)
-            + 4 * _input_channels(family) + 4 * k + smooth + 16)
+def window_bytes(jungle, height: int, width: int, smoothing: int) -> int:
+    """Peak bytes of segmenting one window of ``height`` x ``width`` pixels (module
+    docstring): its store, padded by the probe reach (:func:`store_bytes_per_pixel`),
+    with the conversion's scratch or the traversal's probabilities beside it; or, once
+    the store is freed, the probabilities, their smoothing and the labels."""
+    pad = jungle.point_reach or 0
+    k, family = jungle.n_classes, jungle.family
+    store = (height + 2 * pad) * (width + 2 * pad) * store_bytes_per_pixel(family)
+    beside = max(_scratch(family) + 4 * _input_channels(family), 4 * k + 12)
+    smooth = 2 * 4 * k + (48 if jungle.params.get("guided_eps") else 0) if smoothing else 0
+    after = 4 * k + smooth + 16
+    return max(store + height * width * beside, height * width * after)
 
 
 def segmentation_bytes(jungle, shape, itemsize: int = 1, tile: int | None = None,
-                       smoothing: int | None = None, margin: int = 0) -> int:
+                       smoothing: int | None = None, margin: int = 0,
+                       probabilities: bool = True, label_bytes: int = 8) -> int:
     """Peak bytes of ``segment(jungle, image, tile=tile)`` for an image of ``shape``
     whose values take ``itemsize`` bytes (module docstring); ``margin``, the context a
-    tile reads around itself (``family.margin`` plus the smoothing's reach)."""
+    tile reads around itself (``family.margin`` plus the smoothing's reach). Tiled, the
+    labels returned take ``label_bytes`` a pixel, and the probabilities are kept only
+    with ``probabilities``."""
     h, w = int(shape[0]), int(shape[1])
     c_in = int(np.prod(shape[2:])) if len(shape) > 2 else 1
     smoothing = jungle.params.get("smoothing", 0) if smoothing is None else smoothing
-    pad = jungle.point_reach or 0
     image = h * w * c_in * itemsize
-    outputs = h * w * (4 * jungle.n_classes + 8)
-    per_pixel = _window_per_pixel(jungle, smoothing)
     if tile is None:  # the window's probabilities and labels are the ones returned
-        return image + (h + 2 * pad) * (w + 2 * pad) * per_pixel
+        return image + window_bytes(jungle, h, w, smoothing)
+    outputs = h * w * (label_bytes + (4 * jungle.n_classes if probabilities else 0))
     th, tw = min(tile, h) + 2 * margin, min(tile, w) + 2 * margin
-    return image + outputs + (th + 2 * pad) * (tw + 2 * pad) * per_pixel
+    return image + outputs + window_bytes(jungle, th, tw, smoothing)
 
 
 def tile_for_budget(jungle, shape, itemsize: int, budget: int, margin: int,
-                    smoothing: int | None = None) -> int | None:
+                    smoothing: int | None = None, probabilities: bool = True,
+                    label_bytes: int = 8) -> int | None:
     """None if the whole image fits ``budget``, else the largest tile (a multiple of 64
-    pixels) whose estimate fits. Raises MemoryError, saying what is needed, when not even
-    a 64-pixel tile fits (the image, its labels and probabilities alone)."""
+    pixels) whose estimate fits (:func:`segmentation_bytes`, outputs as given). Raises
+    MemoryError, saying what is needed, when not even a 64-pixel tile fits (the image,
+    its labels and probabilities alone)."""
+    outputs = {"probabilities": probabilities, "label_bytes": label_bytes}
     if segmentation_bytes(jungle, shape, itemsize, None, smoothing) <= budget:
         return None
     low, high = 64, max(int(shape[0]), int(shape[1]))
-    need = segmentation_bytes(jungle, shape, itemsize, low, smoothing, margin)
+    need = segmentation_bytes(jungle, shape, itemsize, low, smoothing, margin, **outputs)
     if need > budget:
         raise MemoryError(f"segmenting a {shape[0]}x{shape[1]} image needs at least "
-                          f"{format_size(need)} (the image, its labels and probabilities, "
-                          f"one 64-pixel tile), more than the memory budget "
-                          f"{format_size(budget)}")
+                          f"{format_size(need)} (the image, its labels"
+                          f"{' and probabilities' if probabilities else ''}, one 64-pixel "
+                          f"tile), more than the memory budget {format_size(budget)}")
     while high - low > 64:  # the estimate grows with the tile: bisect
         middle = (low + high) // 128 * 64
-        if segmentation_bytes(jungle, shape, itemsize, middle, smoothing, margin) <= budget:
+        if segmentation_bytes(jungle, shape, itemsize, middle, smoothing, margin,
+                              **outputs) <= budget:
             low = middle
         else:
             high = middle
     return low
 
 
+def window_tile(jungle, margin: int, smoothing: int, budget: int | None = None) -> int:
+    """The largest tile, a multiple of 64 pixels from :data:`SMALLEST_WINDOW_TILE` to
+    :data:`DEFAULT_TILE`, whose window (the tile and ``margin`` on every side) fits
+    ``budget`` bytes (default :data:`WINDOW_BYTES`): the tile of images above
+    :data:`TILE_ABOVE` pixels, so that one window's working set stays near that budget
+    whatever the model (a lighter store gives larger tiles)."""
+    budget = WINDOW_BYTES if budget is None else budget
+    tile = DEFAULT_TILE
+    while tile > SMALLEST_WINDOW_TILE and window_bytes(
+            jungle, tile + 2 * margin, tile + 2 * margin, smoothing) > budget:
+        tile -= 64
+    return tile
+
+
 #: Images above this many pixels are segmented in tiles whatever the budget.
 TILE_ABOVE = 4096 * 4096
 #: The largest tile :func:`choose_tile` picks for them.
 DEFAULT_TILE = 2048
+#: The working set of one window that the tiles of those images aim at (:func:`window_tile`).
+WINDOW_BYTES = 400 * 10**6
+#: The smallest tile :func:`window_tile` picks: below it the margins cost more time
+#: than the memory they save is worth.
+SMALLEST_WINDOW_TILE = 1024
 #: Volumes above this many voxels are segmented in tiles of :data:`VOLUME_TILE` voxels
 #: per axis (or smaller, to fit the budget).
 VOLUME_TILE_ABOVE = 256 * 512 * 512
@@ -237,12 +288,13 @@ def volume_segmentation_bytes(jungle, shape, itemsize: int = 1, tile=None,
 
 
 def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
-                smoothing: int | None = None):
+                smoothing: int | None = None, probabilities: bool = True,
+                label_bytes: int = 8):
     """The tile :func:`jungleseg.segment` uses with ``tile="auto"`` (see its
-    docstring): for 2-D images :func:`tile_for_budget`, capped at :data:`DEFAULT_TILE`
-    above :data:`TILE_ABOVE` pixels; for volumes (``margin`` per axis, or 0 for the
-    family's own) whole below :data:`VOLUME_TILE_ABOVE` voxels if they fit, else the
-    largest cubic tile up to :data:`VOLUME_TILE` (halved until it fits)."""
+    docstring): for 2-D images :func:`tile_for_budget` (outputs as given), capped at
+    :func:`window_tile` above :data:`TILE_ABOVE` pixels; for volumes (``margin`` per
+    axis, or 0 for the family's own) whole below :data:`VOLUME_TILE_ABOVE` voxels if
+    they fit, else the largest cubic tile up to :data:`VOLUME_TILE` (halved until it fits)."""
     if jungle.family.spatial_ndim == 3:
         if not np.ndim(margin):
             margin = jungle.family.margin()
@@ -255,10 +307,47 @@ def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
                                                      margin) > budget:
             tile //= 2
         return tile
-    tile = tile_for_budget(jungle, shape, itemsize, budget, margin, smoothing)
+    tile = tile_for_budget(jungle, shape, itemsize, budget, margin, smoothing,
+                           probabilities, label_bytes)
     if int(shape[0]) * int(shape[1]) > TILE_ABOVE:
-        return min(tile or DEFAULT_TILE, DEFAULT_TILE)
+        smoothing = jungle.params.get("smoothing", 0) if smoothing is None else smoothing
+        return min(tile or DEFAULT_TILE, window_tile(jungle, margin, smoothing))
     return tile
+
+
+def store_value_bytes(family) -> tuple[int, int]:
+    """(bytes of one channel value of a store, bytes of one value of its integral images)
+    for the stores ``family`` prepares (:class:`~jungleseg.features.ImageStore`): float32
+    planes and float64 integral images. Every estimate reads the store's size from here
+    (:func:`store_bytes_per_pixel`), so a store of other types changes only this function."""
+    return 4, 8
+
+
+def store_bytes_per_pixel(family) -> int:
+    """Bytes one pixel (voxel) of a store takes: every channel's value, and for box kinds
+    every channel's integral value."""
+    value, integral = store_value_bytes(family)
+    c_s = family.n_store_channels
+    return c_s * value + (c_s * integral if family.needs_integral else 0)
+
+
+def training_pad(family, shapes) -> tuple[int, int]:
+    """(pad in y and x, pad in z) of the training store of images of ``shapes``: as
+    ``JungleSegmenter.fit`` prepares it (``cheap_pad``; volumes at least their reach)."""
+    from .segmentation._context import cheap_pad
+
+    if family.spatial_ndim == 3:
+        reach_z, reach_y, reach_x = family.reach
+        return max(reach_y, reach_x), reach_z
+    return cheap_pad(family.point_reach, [tuple(s[:2]) for s in shapes]), 0
+
+
+def padded_pixels(shapes, ndim: int, pad: int, pad_z: int = 0) -> list[int]:
+    """Pixels (voxels) of each image of ``shapes`` with its border in the store."""
+    if ndim == 3:
+        return [(int(s[0]) + 2 * pad_z) * (int(s[1]) + 2 * pad) * (int(s[2]) + 2 * pad)
+                for s in shapes]
+    return [(int(s[0]) + 2 * pad) * (int(s[1]) + 2 * pad) for s in shapes]
 
 
 @dataclass(frozen=True)
@@ -269,39 +358,95 @@ class TrainingEstimate:
     largest: str
     largest_bytes: int
 
+    def message(self, budget: int, what: str) -> str:
+        """The one-line refusal: the estimate, the budget (``what`` says which), the
+        largest part."""
+        return (f"training would need up to {format_size(self.total)}, more than the memory "
+                f"budget {format_size(budget)} ({what}); the largest part is {self.largest} "
+                f"({format_size(self.largest_bytes)})")
+
 
 def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
                    n_samples: int | None = None, store_shapes=None) -> TrainingEstimate:
     """Peak bytes of ``estimator.fit`` (a :class:`~jungleseg.JungleSegmenter`) on images
-    of ``shapes`` with ``n_classes`` classes (module docstring); ``n_samples`` defaults
-    to ``samples_per_image`` per image (every labelled pixel for ``sampling='all'``).
-    ``store_shapes``: the (H, W) of each image in the training store where that holds
-    less than the whole image (depth bodies), default ``shapes``."""
-    from .jungle._classes import MAX_DEPTH
-    from .jungle._schedules import level_width
-
+    of ``shapes`` with ``n_classes`` classes (module docstring), auto-context stages and
+    their out-of-fold fits included; ``n_samples`` defaults to ``samples_per_image`` per
+    image (every labelled pixel for ``sampling='all'``). ``store_shapes``: the (H, W) of
+    each image in the training store where that holds less than the whole image (depth
+    bodies), default ``shapes``."""
     family = estimator._family()
     ndim = family.spatial_ndim  # (D, H, W) for volumes: every voxel counts
     pixels = [int(np.prod(s[:ndim], dtype=np.int64)) for s in shapes]
-    c_in, c_s = _input_channels(family), family.n_store_channels
     if n_samples is None:
         per_image = [p if estimator.sampling == "all" else min(p, estimator.samples_per_image)
                      for p in pixels]
         n_samples = sum(per_image)
+    stored = [tuple(s) for s in (shapes if store_shapes is None else store_shapes)]
+    pad, pad_z = training_pad(family, stored)
+    store_pixels = sum(padded_pixels(stored, ndim, pad, pad_z))
+    images = sum(pixels) * _input_channels(family) * itemsize
+    common = {"the images": images,
+              "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8)}
+    stage = {"the store of every image's channels": store_pixels * store_bytes_per_pixel(family),
+             **_growth_terms(estimator, family, n_samples, len(shapes), n_classes)}
+    from .features import ColourFeatures
+
+    if int(getattr(estimator, "auto_context", 1)) > 1 and isinstance(family, ColourFeatures):
+        terms = _context_peak(estimator, family, stage, store_pixels, sum(pixels), n_samples,
+                              len(shapes), n_classes)
+    else:
+        terms = stage
+    terms = {**common, **terms}
+    name = max(terms, key=terms.get)
+    return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))
+
+
+def _context_peak(estimator, family, first: dict, store_pixels: int, pixels: int,
+                  n_samples: int, n_images: int, n_classes: int) -> dict:
+    """The terms of the largest phase of auto-context training (``segmentation/_context``):
+    fitting stage 1; an out-of-fold fit of a stage on the other folds' images (its store a
+    view of the stage's own, the maps of every image, its labels); making the next
+    stage's store from the images and the maps (the stage's store freed first); fitting
+    a later stage."""
+    from .segmentation._context import context_family
+
+    later = context_family(family, family.n_store_channels, n_classes)
+    folds = int(estimator.context_folds)
+    part = max(1, n_images - n_images // folds)  # images of the largest out-of-fold fit
+    maps = pixels * n_classes * 4
+    later_store = store_pixels * store_bytes_per_pixel(later)
+    phases = {"fitting stage 1": first}
+    stores = [first["the store of every image's channels"], later_store]
+    for s in range(1, int(estimator.auto_context)):
+        store = stores[min(s - 1, 1)]
+        fold_growth = _growth_terms(estimator, later if s > 1 else family,
+                                    n_samples * part // max(n_images, 1), part, n_classes)
+        phases[f"out-of-fold fits of stage {s}"] = {
+            f"the store of stage {s}": store,
+            "the out-of-fold probability maps and labels": maps + 4 * pixels,
+            **fold_growth}
+        phases[f"making the store of stage {s + 1}"] = {  # stage s's store freed first
+            "the out-of-fold probability maps": maps,
+            f"the store of stage {s + 1}": later_store}
+        phases[f"fitting stage {s + 1}"] = {
+            f"the store of stage {s + 1}": later_store,
+            **_growth_terms(estimator, later, n_samples, n_images, n_classes)}
+    return max(phases.values(), key=lambda terms: sum(terms.values()))
+
+
+def _growth_terms(estimator, family, n_samples: int, n_images: int, n_classes: int) -> dict:
+    """Samples, entries, the widest level's split tables and the DAGs' levels of growing
+    the DAGs of one fit on ``n_samples`` samples of ``n_images`` images."""
+    from .jungle._classes import MAX_DEPTH
+    from .jungle._schedules import level_width
+
     g = int(estimator.n_estimators)
     per_dag = n_samples
-    if estimator.images_per_dag is not None and shapes:
-        share = min(1.0, int(estimator.images_per_dag) / len(shapes))
+    if estimator.images_per_dag is not None and n_images:
+        share = min(1.0, int(estimator.images_per_dag) / n_images)
         per_dag = int(np.ceil(n_samples * share))
     entries = g * per_dag
-    stored = pixels if store_shapes is None else [int(np.prod(s[:ndim], dtype=np.int64))
-                                                  for s in store_shapes]
-    terms = {
-        "images and their channels": sum(pixels) * c_in * itemsize + sum(stored) * (
-            4 * c_s + (8 * c_s if family.needs_integral else 0)),
-        "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8),
-        "samples and entries": 16 * n_samples + 48 * entries,
-    }
+    terms = {"samples and entries": 16 * n_samples + 48 * entries}
     k = int(estimator.n_candidate_features)
     t = int(estimator.n_thresholds)
     p = family.n_params
@@ -326,5 +471,30 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     nodes = min(nodes, 2 * per_dag // int(estimator.min_samples_leaf) + 1)
     terms[worst_level or "split tables"] = worst
     terms["the DAGs' levels"] = g * nodes * (8 * n_classes + 4 * p + 32)
-    name = max(terms, key=terms.get)
-    return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))
+    return terms
+
+
+def check_training_memory(estimator, images, labels, budget: int | None = None,
+                          what: str = "max_memory") -> TrainingEstimate:
+    """The estimate of ``estimator.fit(images, labels)`` (:func:`training_bytes`, the
+    store as training holds it: depth images cut to their bodies), or MemoryError, in
+    one line with the estimate and the budget, when it exceeds ``budget`` bytes (None:
+    the memory available now, :func:`available_memory`). ``what`` names the budget in
+    the message. Called before any store is made, so that a training that cannot fit
+    is refused before it starts."""
+    from .segmentation._sampling import trainable_boxes
+
+    family = estimator._family()
+    ignored = estimator._never_trained(family)
+    values = np.unique(np.concatenate([np.unique(np.asarray(lab)) for lab in labels]))
+    classes = [v for v in values if int(v) not in ignored]
+    boxes = (trainable_boxes(images, labels, classes) if family.border == "zero"
+             else None)  # depth training stores only the box around each body
+    estimate = training_bytes(estimator, [np.shape(im) for im in images],
+                              max(np.asarray(im).dtype.itemsize for im in images),
+                              max(len(classes), 2), store_shapes=boxes)
+    if budget is None:
+        budget, what = available_memory(), "the memory available"
+    if estimate.total > budget:
+        raise MemoryError(estimate.message(int(budget), what))
+    return estimate

@@ -114,9 +114,10 @@ def _channels_last(image: np.ndarray, axes: str) -> np.ndarray:
 def _rgb_order(image: np.ndarray) -> np.ndarray:
     import cv2
 
-    if image.ndim == 3 and image.shape[2] in (3, 4):
-        code = cv2.COLOR_BGRA2RGB if image.shape[2] == 4 else cv2.COLOR_BGR2RGB
-        return cv2.cvtColor(image, code)
+    if image.ndim == 3 and image.shape[2] == 3:  # in place: no second copy of a large image
+        return cv2.cvtColor(image, cv2.COLOR_BGR2RGB, dst=image)
+    if image.ndim == 3 and image.shape[2] == 4:
+        return cv2.cvtColor(image, cv2.COLOR_BGRA2RGB)
     return image
 
 
@@ -352,7 +353,7 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     if labels.ndim != 2:
         raise ValueError(f"{path}: labels of shape {labels.shape} need a .tif or .zarr file")
     if dtype == np.uint8:
-        picture = Image.fromarray(labels.astype(np.uint8), mode="P")
+        picture = Image.fromarray(labels.astype(np.uint8, copy=False), mode="P")
         picture.putpalette(class_palette(colours).ravel().tolist())
         try:
             picture.save(path, format="PNG")

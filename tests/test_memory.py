@@ -5,14 +5,18 @@ import pytest
 from jungleseg import ColourFeatures, JungleSegmenter, segment
 from jungleseg._memory import (
     available_memory,
+    check_training_memory,
     default_budget,
+    format_size,
     parse_size,
     physical_memory,
     segmentation_bytes,
     tile_for_budget,
     training_bytes,
+    training_pad,
 )
 from jungleseg.datasets.faces import render_faces
+from jungleseg.segmentation._context import clone
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +65,67 @@ def test_training_estimates_refuse_what_cannot_fit(model):
                            n_candidate_features=5000, samples_per_image=100000)
     estimate = training_bytes(huge, [(2000, 2000, 3)] * 100, 1, 8)
     assert estimate.total > physical_memory() and "split tables" in estimate.largest
-    with pytest.raises(MemoryError, match="more than this machine"):
+    with pytest.raises(MemoryError, match="more than the memory budget .* available"):
         huge.fit([np.zeros((2000, 2000, 3), np.uint8)] * 2,
                  [np.tile(np.arange(2, dtype=np.uint8), (2000, 1000))] * 2)
+
+
+def test_fit_refuses_a_budget_before_it_starts(model):
+    seg, images = model
+    labels = [seg.predict(im) for im in images]
+    need = check_training_memory(seg, images, labels).total
+    for stages in (1, 2):
+        small = clone(seg, auto_context=stages)
+        with pytest.raises(MemoryError) as refused:
+            small.fit(images, labels, max_memory=need // 2,
+                      progress=lambda *a: pytest.fail("training started"))
+        message = str(refused.value)
+        assert "\n" not in message and format_size(need // 2) in message
+        assert "training would need up to" in message
+    assert clone(seg).fit(images, labels, max_memory=2 * need).jungle_ is not None
+
+
+def test_auto_context_estimates_count_every_stage_and_the_maps():
+    plain = JungleSegmenter(ColourFeatures(max_offset=4), n_estimators=2, samples_per_image=100)
+    shapes = [(240, 320, 3)] * 50
+    one = training_bytes(plain, shapes, 1, 8)
+    two = training_bytes(clone(plain, auto_context=2), shapes, 1, 8)
+    family = plain._family()
+    pixels = 50 * 240 * 320
+    assert one.largest == "the store of every image's channels"
+    # making stage 2's store holds the maps and stage 2's store (stage 1's channels and
+    # the 8 maps) at once; stage 1's store is freed first
+    stage2 = (family.n_store_channels + 8) * 4 * pixels
+    assert two.largest == "the store of stage 2" and two.largest_bytes >= stage2
+    assert two.total >= one.total - one.largest_bytes + stage2 + 8 * 4 * pixels
+
+
+def test_store_bytes_follow_the_store_types(monkeypatch):
+    from jungleseg import _memory
+
+    seg = JungleSegmenter(ColourFeatures(max_offset=4, kinds=("value", "difference")),
+                          n_estimators=2, samples_per_image=100)
+    shapes = [(240, 320, 3)] * 10
+    wide = training_bytes(seg, shapes, 1, 8).total
+    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (1, 4))
+    narrow = training_bytes(seg, shapes, 1, 8).total
+    pad = training_pad(seg._family(), shapes)[0]  # 4: the store holds a border
+    assert wide - narrow == 3 * seg._family().n_store_channels * 10 * (240 + 2 * pad) * (
+        320 + 2 * pad)
+
+
+def test_padded_training_stores_are_counted():
+    points = ("value", "difference")
+    seg = JungleSegmenter(ColourFeatures(max_offset=8, kinds=points), n_estimators=2,
+                          samples_per_image=100)
+    shapes = [(240, 320, 3)] * 10
+    assert training_pad(seg._family(), shapes) == (8, 0)  # cheap: adds under a quarter
+    padded = training_bytes(seg, shapes, 1, 8).total
+    far_family = ColourFeatures(max_offset=80, kinds=points)
+    far = training_bytes(clone(seg, features=far_family), shapes, 1, 8)
+    assert training_pad(far_family, shapes) == (0, 0)
+    c_s = seg._family().n_store_channels
+    assert padded - far.total == 10 * ((256 * 336) - 240 * 320) * 4 * c_s
 
 
 def test_training_estimates_count_the_store_as_training_holds_it():
@@ -78,3 +140,25 @@ def test_training_estimates_count_the_store_as_training_holds_it():
     thin, wide = (training_bytes(volumes, [(8, 64, w)], 1, 3).total for w in (64, 128))
     stores = VolumeFeatures().n_store_channels * 4 + 1  # the store and the volume itself
     assert wide - thin >= 8 * 64 * 64 * stores  # every voxel counts, not only D x H
+
+
+def test_large_images_get_tiles_whose_window_fits_the_window_budget(model):
+    from jungleseg import _memory
+
+    seg, _ = model
+    jungle = seg.jungle_
+    shape = (8000, 8000, 3)
+    margin = 40
+    tile = _memory.choose_tile(jungle, shape, 1, 100 * 10**9, margin, 2, False, 1)
+    assert tile == _memory.window_tile(jungle, margin, 2)
+    assert _memory.SMALLEST_WINDOW_TILE <= tile <= _memory.DEFAULT_TILE and tile % 64 == 0
+    side = tile + 2 * margin
+    fits = _memory.window_bytes(jungle, side, side, 2) <= _memory.WINDOW_BYTES
+    assert fits or tile == _memory.SMALLEST_WINDOW_TILE
+    if tile < _memory.DEFAULT_TILE:
+        wider = side + 64
+        assert _memory.window_bytes(jungle, wider, wider, 2) > _memory.WINDOW_BYTES
+    # labels only, a byte each: less is held than with probabilities and int64 labels
+    lean = segmentation_bytes(jungle, shape, 1, tile, 2, margin, False, 1)
+    assert segmentation_bytes(jungle, shape, 1, tile, 2, margin) - lean == \
+        8000 * 8000 * (4 * jungle.n_classes + 7)

@@ -5,13 +5,11 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-
 from ._outputs import save_or_rescue, warn, writable_file
 from ._run import budget, cluster, progress, say, stop_if_interrupted
 
 
-def train_model(estimator, split, args, client=None) -> float:
+def train_model(estimator, split, args, client=None, limit: int | None = None) -> float:
     """Fit ``estimator`` on the split (on the cluster of ``client`` if given), with a
     progress bar of levels and Ctrl-C between levels; the seconds it took."""
     start = time.perf_counter()
@@ -28,33 +26,23 @@ def train_model(estimator, split, args, client=None) -> float:
 
     bar = progress(args, estimator.max_depth or None, "training (levels)")
     try:
-        estimator.fit(split.images, split.labels, progress=on_level)
+        estimator.fit(split.images, split.labels, progress=on_level, max_memory=limit)
     finally:
         bar.close()
     return time.perf_counter() - start
 
 
 def check_training_memory(estimator, split, limit: int) -> None:
-    """MemoryError before training when its estimated peak exceeds ``limit`` bytes."""
-    from .._memory import format_size, training_bytes
-    from ..segmentation._sampling import trainable_boxes
+    """MemoryError, in one line with the estimate and the budget, before training when
+    its estimated peak exceeds ``limit`` bytes."""
+    from .._memory import check_training_memory as check
 
-    family = estimator._family()
-    ignored = estimator._never_trained(family)
-    values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
-    classes = [v for v in values if int(v) not in ignored]
-    # depth training stores only the box around each body (JungleSegmenter.fit)
-    boxes = (trainable_boxes(split.images, split.labels, classes) if family.border == "zero"
-             else None)
-    estimate = training_bytes(estimator, [np.shape(im) for im in split.images],
-                              max(np.asarray(im).dtype.itemsize for im in split.images),
-                              max(len(classes), 2), store_shapes=boxes)
-    if estimate.total > limit:
-        raise MemoryError(
-            f"training would need up to {format_size(estimate.total)}, more than the memory "
-            f"budget {format_size(limit)} (--max-memory); the largest part is "
-            f"{estimate.largest} ({format_size(estimate.largest_bytes)}): lower "
-            "jungle.n_estimators, max_width, n_candidate_features or n_thresholds")
+    try:
+        check(estimator, split.images, split.labels, limit, "--max-memory")
+    except MemoryError as err:
+        raise MemoryError(f"{err}: lower jungle.n_estimators, max_width, "
+                          "n_candidate_features or n_thresholds, or train on fewer "
+                          "images (--n)") from None
 
 
 def with_metadata(estimator, split, dataset: str | None = None):
@@ -144,7 +132,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     announce_compile("train", quiet=args.quiet)
     with cluster(args) as client:
-        seconds = train_model(estimator, split, args, client)
+        seconds = train_model(estimator, split, args, client, limit)
     path = save_or_rescue(with_metadata(estimator, split, dataset), Path(out))
     say(args, f"trained on {len(split.images)} images in {seconds:.1f} s: "
               f"{estimator.node_count_} nodes, {estimator.model_bytes_} bytes -> {path}")

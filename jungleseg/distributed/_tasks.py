@@ -175,7 +175,7 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     import dask
     import dask.array as da
 
-    from ..segmentation._segment import _checked_smoothing
+    from ..segmentation._segment import _checked_smoothing, label_dtype
 
     jungle = getattr(model, "jungle_", model)
     smoothing = _checked_smoothing(jungle, smoothing)
@@ -195,25 +195,28 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     starts = [np.cumsum((0,) + c) for c in x.chunks[:spatial]]
     shape = shape[:spatial]
     halo = tuple(h if len(c) > 1 else 0 for h, c in zip(halo, x.chunks))  # one chunk: whole
+    # labels written to zarr take the smallest type that holds them (a byte for most models)
+    dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
 
     def block(window, model, block_info=None):
         where = block_info[0]["chunk-location"][:spatial]
         inner = tuple((int(s[i]), int(s[i + 1])) for s, i in zip(starts, where))
         outer = tuple((max(a - h, 0), max(a - h, 0) + window.shape[k])
                       for k, ((a, _), h) in enumerate(zip(inner, halo)))
-        return _segment_block(model, np.asarray(window), outer, inner, shape, smoothing)
+        return _segment_block(model, np.asarray(window), outer, inner, shape,
+                              smoothing).astype(dtype, copy=False)
 
     depth = {k: (halo[k] if k < spatial else 0) for k in range(x.ndim)}
     # the model is one node of the graph that every chunk's task depends on, not a copy
     # pickled into each task (hundreds of MB for a large image)
     labels = da.map_overlap(block, x, depth=depth, boundary="none", trim=False,
-                            chunks=x.chunks[:spatial], dtype=jungle.classes.dtype,
+                            chunks=x.chunks[:spatial], dtype=dtype,
                             drop_axis=list(range(spatial, x.ndim)), allow_rechunk=False,
                             model=dask.delayed(jungle, pure=True))
     if out is not None:
         import zarr
 
-        target = zarr.open_array(str(out), mode="w", shape=shape, dtype=jungle.classes.dtype,
+        target = zarr.open_array(str(out), mode="w", shape=shape, dtype=dtype,
                                  chunks=tuple(c[0] for c in x.chunks[:spatial]))
         stored = labels.store(target, lock=False, compute=False)
         (client.compute(stored).result() if client is not None

@@ -22,6 +22,8 @@ margins (:func:`chain_margin`).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..features import ColourFeatures, ImageStore
@@ -53,18 +55,24 @@ def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
     return joined
 
 
-def stage_store(family: ColourFeatures, previous: ImageStore, maps: list[np.ndarray]
+def stage_store(family: ColourFeatures, previous: ImageStore | None, maps: list[np.ndarray],
+                base: ColourFeatures | None = None, values: list | None = None
                 ) -> ImageStore:
     """The next stage's training store: every image's stage-1 planes (the first planes of
-    ``previous``, stage 1's store or a later stage's) and its map, as :func:`stage_input`
-    joins them and ``family`` prepares them, written straight into the store: no
-    (H, W, C1 + C) copy of every image exists beside it, and no store older than
-    ``previous`` needs to."""
+    ``previous``, stage 1's store or a later stage's; or, with ``base`` and ``values``,
+    made again by stage 1's features from the training images, so that no earlier store
+    need be held beside the new one) and its map, as :func:`stage_input` joins them and
+    ``family`` prepares them, written straight into the store: no (H, W, C1 + C) copy of
+    every image exists beside it."""
     n_base = family.n_input_channels - maps[0].shape[-1]
-    shapes = [previous.shape(i) for i in range(previous.n_images)]
+    shapes = ([np.shape(v)[:2] for v in values] if previous is None
+              else [previous.shape(i) for i in range(previous.n_images)])
 
     def fill(i: int, planes: np.ndarray) -> None:
-        planes[:n_base] = previous.planes(i)[:n_base]
+        if previous is None:  # the same values as stage 1's store: the same function
+            base.channels_into(values[i], planes[:n_base])
+        else:
+            planes[:n_base] = previous.planes(i)[:n_base]
         planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
 
     pad = cheap_pad(family.point_reach, shapes)
@@ -115,6 +123,18 @@ def cheap_pad(reach: int | None, shapes) -> int:
     return reach if padded <= 1.25 * plain else 0
 
 
+def store_subset(store: ImageStore, images) -> ImageStore:
+    """The store of images ``images`` (indices) of ``store``: a view sharing its memory,
+    so that an out-of-fold fit reads its images without a second store."""
+    index = np.asarray(images, np.int64)
+    integral_offset = store.integral_offset[index] if store.integral_offset.size else \
+        store.integral_offset
+    return dataclasses.replace(
+        store, offset=store.offset[index], height=store.height[index],
+        width=store.width[index], integral_offset=integral_offset,
+        depth=None if store.depth is None else store.depth[index])
+
+
 def clone(model, **params):
     """An unfitted copy of an estimator, with ``params`` changed (feature families are
     immutable values, so they are shared, not copied)."""
@@ -144,7 +164,8 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
     model lacks gets 0 there).
 
     Folds are images, or with fewer images than folds squares of them (:func:`fold_of`);
-    a fold model trains on the other folds' labels only."""
+    a fold model trains on the other folds' labels only, read from ``store``
+    (:func:`store_subset`: no store of its own)."""
     n = len(inputs)
     fold_maps = fold_of([np.shape(lab) for lab in labels], folds, seed)
     hidden = _UNUSED
@@ -155,7 +176,7 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
         rest = [i for i in range(n) if not mine[i].all()]
         part = part_model.fit([inputs[i] for i in rest],
                               [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
-                               for i in rest])
+                               for i in rest], store=store_subset(store, rest))
         columns = np.searchsorted(classes, part.classes_)
         for i in range(n):
             if mine[i].any():
@@ -173,6 +194,7 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     base = segmenter._family()
     if not isinstance(base, ColourFeatures):
         raise ValueError(f"auto_context needs colour features, not {type(base).__name__}")
+    values = None  # the training images as stage 1 reads them, when this fit makes its store
     if store is None:
         values = training_values(images, base)[0]
         store = base.prepare(values, pad=cheap_pad(base.point_reach, image_shapes(values)))
@@ -181,12 +203,16 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     seed = int(current.jungle_.metadata["seed"])
     stages, inputs, current_store = [current.jungle_], images, store
     family = context_family(base, store.n_channels, current.classes_.size)
-    del store  # later stores copy stage 1's planes from the one before them
+    del store  # later stores are made again from the images, or copy the one before them
     for s in range(1, int(segmenter.auto_context)):
         maps = out_of_fold(stage, inputs, labels, current_store, current.classes_,
                            int(segmenter.context_folds), seed + s)
         stage = clone(stage, features=family)
-        current_store = stage_store(family, current_store, maps)
+        if values is None:  # the caller's store: copy stage 1's planes from it
+            current_store = stage_store(family, current_store, maps)
+        else:  # made again from the images: the stage's store is freed first
+            inputs = current_store = None
+            current_store = stage_store(family, None, maps, base, values)
         del maps
         inputs = store_images(current_store)
         current = clone(stage).fit(inputs, labels, progress=progress, store=current_store)

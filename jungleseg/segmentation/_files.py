@@ -14,19 +14,24 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
     segmented."""
     from ..imageio import open_label_array, read_image, write_labels
     from ._context import input_stage
-    from ._segment import auto_tile, segment, segment_to
+    from ._segment import auto_tile, label_dtype, segment, segment_to
 
     image = read_image(path, input_stage(jungle).family, mmap=True)
+    dtype = label_dtype(jungle)
     if tile is None:
-        tile = auto_tile(jungle, image, smoothing, max_memory)
+        tile = auto_tile(jungle, image, smoothing, max_memory, probabilities, dtype)
     colours = jungle.metadata.get("class_colours")
     shape = tuple(image.shape[:jungle.family.spatial_ndim])
     if Path(target).suffix.lower() == ".zarr" and not probabilities:
-        out = open_label_array(target, shape, jungle.classes.dtype, colours=colours)
+        out = open_label_array(target, shape, dtype, colours=colours)
         segment_to(jungle, image, out, None, tile, smoothing)
         return int(np.prod(shape))
-    labels, proba = segment(jungle, image, tile=tile, smoothing=smoothing,
-                            probabilities=probabilities)
+    if tile is None:
+        labels, proba = segment(jungle, image, smoothing=smoothing, probabilities=probabilities)
+    else:  # large: the labels of every tile straight into the smallest type that holds them
+        labels = np.empty(shape, dtype)
+        proba = np.empty((*shape, jungle.n_classes), np.float32) if probabilities else None
+        segment_to(jungle, image, labels, proba, tile, smoothing)
     write_labels(target, labels, colours)
     if probabilities:
         np.save(Path(target).with_name(f"{Path(target).stem}_proba.npy"), proba)

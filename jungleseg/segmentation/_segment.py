@@ -116,7 +116,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if tile == "auto":
-        tile = auto_tile(jungle, image, smoothing, max_memory)
+        tile = auto_tile(jungle, image, smoothing, max_memory, probabilities)
     if jungle.family.spatial_ndim == 3:
         labels, proba = segment_volume(jungle, image, tile, smoothing)
         return labels, (proba if probabilities else None)
@@ -192,12 +192,15 @@ def segment_frames(jungle: Jungle, frames: Iterable[ArrayLike], smoothing: int |
 
 
 def auto_tile(jungle: Jungle, image, smoothing: int | None = None,
-              max_memory: int | None = None):
+              max_memory: int | None = None, probabilities: bool = True,
+              label_dtype=None):
     """The tile :func:`segment` uses with ``tile="auto"``: None if the image fits
     ``max_memory`` bytes (default: :func:`jungleseg._memory.default_budget`), else the
-    largest that does; for a 2-D image above :data:`jungleseg._memory.TILE_ABOVE`
-    pixels, at most :data:`jungleseg._memory.DEFAULT_TILE`, so that memory stays bounded
-    whatever the image size; for volumes, :data:`jungleseg._memory.VOLUME_TILE` above
+    largest that does, counting the probabilities only with ``probabilities`` and the
+    labels in ``label_dtype`` (default the classes' type); for a 2-D image above
+    :data:`jungleseg._memory.TILE_ABOVE` pixels, at most
+    :func:`jungleseg._memory.window_tile`, so that memory stays bounded whatever the
+    image size; for volumes, :data:`jungleseg._memory.VOLUME_TILE` above
     :data:`jungleseg._memory.VOLUME_TILE_ABOVE` voxels."""
     from .._memory import choose_tile, default_budget
 
@@ -207,7 +210,19 @@ def auto_tile(jungle: Jungle, image, smoothing: int | None = None,
     margin = 0
     if jungle.family.spatial_ndim == 2 and len(shape) >= 2:
         margin = tile_margin(jungle, image, smoothing)
-    return choose_tile(jungle, shape, itemsize, budget, margin, smoothing)
+    label_bytes = np.dtype(jungle.classes.dtype if label_dtype is None else label_dtype).itemsize
+    return choose_tile(jungle, shape, itemsize, budget, margin, smoothing, probabilities,
+                       label_bytes)
+
+
+def label_dtype(jungle: Jungle) -> np.dtype:
+    """The smallest unsigned integer type that holds every class value of ``jungle`` and
+    its background label, or the classes' own type: how label files and the labels of
+    large images are held (a byte a pixel for up to 256 classes, not eight)."""
+    values = [int(v) for v in jungle.classes] + [int(jungle.params.get("background", 0))]
+    if min(values) < 0 or max(values) > 65535:
+        return jungle.classes.dtype
+    return np.dtype(np.uint8 if max(values) < 256 else np.uint16)
 
 
 def tile_margin(jungle: Jungle, image, smoothing: int) -> int:
@@ -274,7 +289,9 @@ def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
     store = family.prepare([image], pad=pad, window=window)
     if jungle.context:
         store = _last_stage_store(jungle, store, 0, window)
-    return _labelled(jungle, store, 0, smoothing, probabilities, region)
+    traversed = _traversed(jungle, store, 0, smoothing, probabilities, region)
+    del store  # the window's largest array: freed before smoothing and labelling
+    return _labels_of(jungle, traversed, smoothing, probabilities)
 
 
 def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
@@ -291,6 +308,15 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
     and smoothed (a tile's margin is read by probes, never labelled). With depth features
     only the foreground pixels (depth > 0) are traversed, listed, and the rest get
     ``background``."""
+    return _labels_of(jungle, _traversed(jungle, store, image, smoothing, probabilities,
+                                         region), smoothing, probabilities)
+
+
+def _traversed(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
+               probabilities: bool, region: tuple | None) -> tuple:
+    """What :func:`_labelled` needs of the store: the traversal's classes and
+    probabilities, the foreground and its listed pixels (depth), the region's size and
+    the guide of edge-aware smoothing, so that the store can be freed before the rest."""
     h, w = int(store.height[image]), int(store.width[image])
     (r0, r1), (c0, c1) = region or ((0, h), (0, w))
     rows, cols = r1 - r0, c1 - c0
@@ -305,12 +331,21 @@ def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,
     chosen, proba = jungle.classify_image(store, image, index, probabilities or smoothing > 0)
     if proba is not None:
         proba = proba.reshape(h, w, -1)[r0:r1, c0:c1]
+    guide = None
+    if smoothing and jungle.params.get("guided_eps"):
+        centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
+        guide = (store.planes(image)[0][r0:r1, c0:c1] - np.float32(centre)) \
+            / np.float32(scale)
+    return chosen, proba, mask, listed, (rows, cols), guide
+
+
+def _labels_of(jungle: Jungle, traversed: tuple, smoothing: int, probabilities: bool
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels and probabilities (smoothed) from what :func:`_traversed` returned."""
+    chosen, proba, mask, listed, (rows, cols), guide = traversed
     if smoothing:
         eps = jungle.params.get("guided_eps")
         if eps:
-            centre, scale = jungle.metadata["guide"]  # channel 0 over the training pixels
-            guide = (store.planes(image)[0][r0:r1, c0:c1] - np.float32(centre)) \
-                / np.float32(scale)
             proba = guided_smoothing(proba, guide, smoothing, eps, mask)
         else:
             proba = smooth_probabilities(proba, smoothing, mask)

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.utils.validation import check_is_fitted
 
-from .._memory import format_size, physical_memory, training_bytes
+from .._memory import check_training_memory
 from .._validation import Integral, Interval, ListOf, StrOptions
 from ..features import ColourFeatures, DepthFeatures, FeatureFamily, ImageStore
 from ..features._store import fingerprint_values
@@ -177,8 +177,8 @@ class JungleSegmenter(JungleBase):
         return self.features if self.features is not None else ColourFeatures()
 
     def fit(self, images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
-            progress: Progress | None = None, store: ImageStore | None = None
-            ) -> JungleSegmenter:
+            progress: Progress | None = None, store: ImageStore | None = None,
+            max_memory: int | None = None) -> JungleSegmenter:
         """Train on images and their label images.
 
         Parameters
@@ -200,6 +200,12 @@ class JungleSegmenter(JungleBase):
             ``features.point_reach`` probes are read without clamping; this method pads
             its own store so when that adds at most a quarter to its size. Same model
             either way.
+        max_memory : int, optional
+            Bytes training may use; None: the memory available when it starts. Before
+            any store is made, training whose estimated peak
+            (:func:`jungleseg._memory.training_bytes`, auto-context stages included)
+            exceeds it is refused with a MemoryError giving the estimate and the budget.
+            Not checked when ``store`` is given (it is held already).
 
         Returns
         -------
@@ -208,8 +214,10 @@ class JungleSegmenter(JungleBase):
         """
         if self.auto_context > 1:
             images, labels = self._checked_inputs(images, labels)
+            if store is None:
+                check_training_memory(self, images, labels, max_memory)
             return self._fit_stages(images, labels, progress, store)
-        plan = self._plan(images, labels, store)
+        plan = self._plan(images, labels, store, max_memory)
         dags, stats = self._grow(plan, progress)
         return self._fitted(_summary(plan), dags, stats)
 
@@ -233,8 +241,10 @@ class JungleSegmenter(JungleBase):
                                  f"{np.shape(lab)}")
         return images, [_checked_labels(lab, i) for i, lab in enumerate(labels)]
 
-    def _plan(self, images, labels, store: ImageStore | None = None) -> _Plan:
-        """Everything before growth (:meth:`fit`'s checks, the store, the samples and the
+    def _plan(self, images, labels, store: ImageStore | None = None,
+              max_memory: int | None = None) -> _Plan:
+        """Everything before growth (:meth:`fit`'s checks, the memory check against
+        ``max_memory`` when the store is to be made, the store, the samples and the
         entries), which every DAG's growth reads."""
         images, labels = self._checked_inputs(images, labels)
         family = self._family()
@@ -257,9 +267,10 @@ class JungleSegmenter(JungleBase):
         samples = sample_pixels(labels, classes, self.sampling, self.samples_per_image,
                                 tuple(ignore), seed)
         stored = images
+        if store is None:
+            check_training_memory(self, images, labels, max_memory)
         if store is None and family.border == "zero":  # a probe off an image reads a 0 pixel
             stored, samples = crop_to_nonzero(images, samples)
-        self._check_memory(images, [np.shape(im)[:ndim] for im in stored])
         if store is None:
             store = family.prepare(stored, pad=cheap_pad(family.point_reach, image_shapes(stored)))
         family.check_store(store)
@@ -327,19 +338,6 @@ class JungleSegmenter(JungleBase):
         if isinstance(family, DepthFeatures):
             ignored.add(int(self.background))
         return ignored
-
-    def _check_memory(self, images, store_shapes) -> None:
-        """MemoryError, before the store is made and growth begins, when training cannot
-        fit in this machine's memory at all (the command line checks a tighter budget,
-        ``--max-memory``); ``store_shapes``: the (H, W) of each image as the store holds it."""
-        estimate = training_bytes(self, [np.shape(im) for im in images],
-                                  max(np.asarray(im).dtype.itemsize for im in images),
-                                  len(self.classes_), store_shapes=store_shapes)
-        if estimate.total > physical_memory():
-            raise MemoryError(
-                f"training would need up to {format_size(estimate.total)}, more than this "
-                f"machine's memory ({format_size(physical_memory())}); the largest part is "
-                f"{estimate.largest} ({format_size(estimate.largest_bytes)})")
 
     def _class_ratio(self, labels, samples) -> np.ndarray:
         """Each class's share of the labelled pixels over its share of the samples."""

@@ -340,7 +340,7 @@ def test_memory_budget_refusals_and_tiles(trained, tmp_path):
         "--max-memory", budget(30))  # too little for the whole image: tiles
     np.testing.assert_array_equal(np.asarray(Image.open(tmp_path / "tiled.png")), whole)
     line = one_line_error(run("segment", model, tmp_path / "big.npy", "--out",
-                              tmp_path / "none.png", "--max-memory", budget(5), ok=False))
+                              tmp_path / "none.png", "--max-memory", budget(2), ok=False))
     assert "big.npy" in line and "memory budget" in line
 
 

@@ -188,7 +188,7 @@ def test_segment_array_on_zarr_equals_whole_image(client, faces, tmp_path):
     source[...] = big
     whole = segment(seg.jungle_, big, probabilities=False)[0]
     out = jd.segment_array(seg, source, client=client, out=tmp_path / "out.zarr")
-    assert np.array_equal(out[...], whole)
+    assert np.array_equal(out[...], whole) and out.dtype == np.uint8  # a byte per label
     assert np.array_equal(jd.segment_array(seg, source, client=client, chunk=32), whole)
 
 

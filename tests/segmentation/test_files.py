@@ -1,5 +1,7 @@
 """segment_file: an image file into a label file (PNG, or zarr chunk by chunk), equal to
 segmenting the array, with the probabilities beside when asked."""
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
@@ -50,3 +52,25 @@ def test_segment_file_writes_palette_labels_and_probabilities(tmp_path):
     np.testing.assert_array_equal(np.asarray(picture), expected)
     assert picture.getpalette()[3:6] == [10, 0, 0]
     np.testing.assert_allclose(np.load(tmp_path / "out_proba.npy"), proba)
+
+
+def test_tiled_files_hold_their_labels_in_the_smallest_type(model_and_image, tmp_path,
+                                                            monkeypatch):
+    from jungleseg.segmentation import _segment
+
+    jungle, image = model_and_image
+    jungle = dataclasses.replace(jungle, classes=jungle.classes.astype(np.int64))  # as loaded
+    assert _segment.label_dtype(jungle) == np.uint8
+    made = []
+    tiled = _segment.segment_to
+
+    def recording(jungle, image, labels, *rest):
+        made.append(labels.dtype)
+        tiled(jungle, image, labels, *rest)
+
+    monkeypatch.setattr(_segment, "segment_to", recording)
+    cv2.imwrite(str(tmp_path / "a.png"), np.ascontiguousarray(image[..., ::-1]))
+    segment_file(jungle, tmp_path / "a.png", tmp_path / "a_labels.png", tile=16)
+    assert made == [np.uint8]
+    assert np.array_equal(read_labels(tmp_path / "a_labels.png"),
+                          segment(jungle, image, probabilities=False)[0])

@@ -72,8 +72,7 @@ def test_depth_training_store_holds_only_the_bodies_and_gives_the_same_jungle(mo
             np.testing.assert_array_equal(array, b.arrays()[name])
 
 
-def test_depth_memory_check_counts_the_bodies_not_the_frames(monkeypatch):
-    import jungleseg.segmentation._segmenter as segmenter_module
+def test_depth_memory_check_counts_the_bodies_not_the_frames():
     from jungleseg._memory import training_bytes
     from jungleseg.segmentation._sampling import trainable_boxes
 
@@ -86,11 +85,10 @@ def test_depth_memory_check_counts_the_bodies_not_the_frames(monkeypatch):
                             store_shapes=trainable_boxes(list(depth), list(labels), classes))
     frames = training_bytes(seg, shapes, depth.dtype.itemsize, len(classes))
     assert bodies.total < frames.total
-    monkeypatch.setattr(segmenter_module, "physical_memory", lambda: bodies.total)
-    seg.fit(list(depth), list(labels))  # every pixel sampled: the crops are those boxes
-    monkeypatch.setattr(segmenter_module, "physical_memory", lambda: bodies.total - 1)
-    with pytest.raises(MemoryError, match="more than this machine"):
-        seg.fit(list(depth), list(labels))
+    # every pixel sampled: the crops are those boxes
+    seg.fit(list(depth), list(labels), max_memory=bodies.total)
+    with pytest.raises(MemoryError, match="more than the memory budget"):
+        seg.fit(list(depth), list(labels), max_memory=bodies.total - 1)
 
 
 def test_each_dag_gets_its_own_images():
