@@ -33,12 +33,13 @@ from numba import njit
 
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
-from ..features._kernels import at_sample, draw_candidates, response_at
+from ..features._kernels import FAMILY_TABULAR, at_sample, draw_candidates, response_at
 from ._assembly import level_record
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import best_candidates, node_costs
 from ._dgmml import dgmml_splits
 from ._entries import Entries
+from ._histogram import code_tables
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
 from ._spread import counts_in_spread, node_spread
@@ -101,6 +102,14 @@ class _Training:
     unclamped: bool
     dag_ids: np.ndarray  # the global id of each DAG of ``entries`` (keys its random streams)
     merge: tuple  # levels that keep tables and search (LSearch) whatever these DAGs need
+
+    def codes(self) -> np.ndarray | None:
+        """A tabular store's bin codes, ``codes[column, row]`` (uint8), which the split
+        tables count by histogram (:mod:`._histogram`); None for other stores."""
+        pixels = self.store[0]
+        if self.spec[0] != FAMILY_TABULAR or pixels.dtype != np.uint8:
+            return None
+        return pixels.reshape(int(self.spec[1]), -1)
 
 
 @dataclass(frozen=True)
@@ -279,6 +288,13 @@ class _Grouped:
                cand_params, n_drawn) -> tuple:
         """:func:`._tables.split_tables` of ``nodes``, whose candidates are drawn."""
         tr, p, s = self.tr, self.tr.params, self.tr.samples
+        codes = tr.codes()
+        if codes is not None:
+            return code_tables(nodes, self.order, self.start, tr.entries.sample,
+                               tr.entries.weight, s.row, s.label, codes, cand_params, n_drawn,
+                               p.seed, streams, positions, depth, p.n_thresholds,
+                               THRESHOLD_SUBSAMPLE, P, keep_table, p.min_samples_leaf,
+                               tr.phi_table, p.criterion)
         return split_tables(nodes, self.order, self.start, tr.entries.sample,
                             tr.entries.weight, tr.entries.in_sample_order, s.image, s.row,
                             s.col, s.label, tr.store, tr.unclamped, kinds, cand_params,
