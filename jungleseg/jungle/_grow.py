@@ -104,12 +104,17 @@ class _Training:
     merge: tuple  # levels that keep tables and search (LSearch) whatever these DAGs need
 
     def codes(self) -> np.ndarray | None:
+        """:meth:`codes_of` this training's store."""
+        return self.codes_of(self.store, self.spec)
+
+    @staticmethod
+    def codes_of(store: tuple, spec: np.ndarray) -> np.ndarray | None:
         """A tabular store's bin codes, ``codes[column, row]`` (uint8), which the split
         tables count by histogram (:mod:`._histogram`); None for other stores."""
-        pixels = self.store[0]
-        if self.spec[0] != FAMILY_TABULAR or pixels.dtype != np.uint8:
+        pixels = store[0]
+        if spec[0] != FAMILY_TABULAR or pixels.dtype != np.uint8:
             return None
-        return pixels.reshape(int(self.spec[1]), -1)
+        return pixels.reshape(int(spec[1]), -1)
 
 
 @dataclass(frozen=True)

@@ -122,24 +122,27 @@ def _code_tables_worker(lo, size, order, entry_sample, entry_weight, s_row, labe
             for q in range(sz):
                 code[q] = values[row[q]]
             state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
+            first = N_CODES
+            last = -1
             if big:  # the draws of split_tables' subsample, from the same stream
                 for _r in range(n_sub):
                     state, j = next_below(state, sz)
-                    histogram[code[j]] += 1
+                    c = code[j]
+                    histogram[c] += 1
+                    first = min(first, c)
+                    last = max(last, c)
             else:
                 for q in range(sz):
-                    histogram[code[q]] += 1
-            first = N_CODES
-            last = -1
-            x = 0
-            for c in range(N_CODES):  # the sorted subsample, from its codes' counts
-                h = histogram[c]
-                if h > 0:
+                    c = code[q]
+                    histogram[c] += 1
                     first = min(first, c)
-                    last = c
-                    sub[x:x + h] = c
-                    x += h
-                    histogram[c] = 0
+                    last = max(last, c)
+            x = 0
+            for c in range(first, last + 1):  # the sorted subsample, from its codes' counts
+                for _ in range(histogram[c]):
+                    sub[x] = c
+                    x += 1
+                histogram[c] = 0
             if first == last:
                 continue  # constant on the subsample: no useful threshold
             thr = thresholds[i, k]
