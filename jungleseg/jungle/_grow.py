@@ -102,6 +102,7 @@ class _Training:
     unclamped: bool
     dag_ids: np.ndarray  # the global id of each DAG of ``entries`` (keys its random streams)
     merge: tuple  # levels that keep tables and search (LSearch) whatever these DAGs need
+    scratch: dict = field(default_factory=dict)  # buffers reused from level to level
 
     def codes(self) -> np.ndarray | None:
         """:meth:`codes_of` this training's store."""
@@ -111,10 +112,9 @@ class _Training:
     def codes_of(store: tuple, spec: np.ndarray) -> np.ndarray | None:
         """A tabular store's bin codes, ``codes[column, row]`` (uint8), which the split
         tables count by histogram (:mod:`._histogram`); None for other stores."""
-        pixels = store[0]
-        if spec[0] != FAMILY_TABULAR or pixels.dtype != np.uint8:
+        if store is None or spec[0] != FAMILY_TABULAR or store[0].dtype != np.uint8:
             return None
-        return pixels.reshape(int(spec[1]), -1)
+        return store[0].reshape(int(spec[1]), -1)
 
 
 @dataclass(frozen=True)
@@ -295,11 +295,14 @@ class _Grouped:
         tr, p, s = self.tr, self.tr.params, self.tr.samples
         codes = tr.codes()
         if codes is not None:
+            need = nodes.size * kinds.shape[1] * p.n_thresholds * p.n_classes * keep_table
+            if tr.scratch.get("table", np.empty(0)).size < need:
+                tr.scratch["table"] = np.empty(need, np.int32)
             return code_tables(nodes, self.order, self.start, tr.entries.sample,
                                tr.entries.weight, s.row, s.label, codes, cand_params, n_drawn,
                                p.seed, streams, positions, depth, p.n_thresholds,
                                THRESHOLD_SUBSAMPLE, P, keep_table, p.min_samples_leaf,
-                               tr.phi_table, p.criterion)
+                               tr.phi_table, p.criterion, tr.scratch.get("table"))
         return split_tables(nodes, self.order, self.start, tr.entries.sample,
                             tr.entries.weight, tr.entries.in_sample_order, s.image, s.row,
                             s.col, s.label, tr.store, tr.unclamped, kinds, cand_params,

@@ -40,12 +40,15 @@ N_CODES = 256
 
 def code_tables(nodes, order, start, entry_sample, entry_weight, s_row, label, codes, params,
                 n_drawn, seed, dags, positions, level, n_thresholds, n_subsample, P,
-                keep_table, min_leaf, phi_table, criterion):
+                keep_table, min_leaf, phi_table, criterion, table_buffer=None):
     """:func:`._tables.split_tables` of tabular candidates on bin codes.
 
     ``codes[j, r]`` is the code of column j at row r (a sample's row is ``s_row``); a
     candidate's column is ``params[i, k, 0]``. Returns (thresholds, table, left weights,
     tree costs, best threshold of each candidate, its cost), as ``split_tables`` does.
+    With ``keep_table``, the table is a view of ``table_buffer`` (int32) when that is
+    large enough: a training reuses one buffer over its merging levels, which spares the
+    writing of fresh memory each level (the table is the level's largest array).
     """
     n, n_cand = params.shape[0], params.shape[1]
     n_classes = P.shape[1]
@@ -53,7 +56,12 @@ def code_tables(nodes, order, start, entry_sample, entry_weight, s_row, label, c
     thresholds = np.full((n, n_cand, n_t), np.nan, np.float32)
     n_thr = np.zeros((n, n_cand), np.int32)
     n_kept = n if keep_table else 0
-    table = np.zeros((n_kept, n_cand, n_t, n_classes), np.int32)
+    shape = (n_kept, n_cand, n_t, n_classes)
+    need = n_kept * n_cand * n_t * n_classes
+    if table_buffer is not None and table_buffer.size >= need:
+        table = table_buffer[:need].reshape(shape)  # zeroed node by node by the workers
+    else:
+        table = np.empty(shape, np.int32)
     wl = np.zeros((n_kept, n_cand, n_t), np.int64)
     tree_cost = np.full((n_kept, n_cand, n_t), np.inf)
     cand_t = np.full((n, n_cand), -1, np.int64)
@@ -98,12 +106,15 @@ def _code_tables_worker(lo, size, order, entry_sample, entry_weight, s_row, labe
             break
         sz = size[i]
         n_k = n_drawn[i]
+        block = n_cand * n_t * n_classes
+        if keep_table:
+            flat_table[i * block:(i + 1) * block] = 0
         if sz < 2 or n_k == 0:
             continue
         ns = _columns(P, i, column, classes)
         if keep_table:
             counts = flat_table
-            layout = _layout(i * n_cand * n_t * n_classes, n_k, n_t, n_classes, True)
+            layout = _layout(i * block, n_k, n_t, n_classes, True)
         else:
             counts = scratch
             layout = _layout(0, n_k, n_t, n_classes, False)
