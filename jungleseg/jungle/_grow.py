@@ -350,7 +350,8 @@ def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, thresho
            right, order, start):
     """New node of every entry of ``nodes`` (global ids below ``n_nodes``; ``order`` and
     ``start`` group the entries by node); -1 for all other entries. And the spread of each
-    node's training responses (:func:`node_spread`)."""
+    node's training responses (:func:`node_spread`); zeros on bin codes, whose spread a
+    tabular model does not keep (its thresholds become raw values)."""
     node_row = np.full(n_nodes, -1, np.int64)
     node_row[nodes] = np.arange(nodes.size)
     s = tr.samples
@@ -358,6 +359,8 @@ def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, thresho
         moved, response = route(entry_node, node_row, tr.entries.sample, s.image, s.row,
                                 s.col, tr.store, tr.unclamped, kind, params, threshold, left,
                                 right, numba.get_num_threads())
+        if tr.codes() is not None:
+            return moved, np.zeros(nodes.size, np.float32)
         return moved, node_spread(order, start, nodes, response, tr.entries.weight)
 
 
