@@ -94,7 +94,7 @@ def _code_tables_worker(lo, size, order, entry_sample, entry_weight, s_row, labe
     base = np.empty(largest, np.int64)
     weight = np.empty(largest, np.int64)
     code = np.empty(largest, np.uint8)
-    sub = np.empty(max(n_sub, largest), np.float32)
+    sub = np.empty(n_sub, np.float32)  # a subsample: at most n_sub codes
     histogram = np.zeros(N_CODES, np.int64)
     place = np.empty(N_CODES, np.int64)
     scratch = np.empty(0 if keep_table else n_classes * n_cand * n_t, np.int32)
