@@ -4,7 +4,8 @@ For each set and each of the paper's random 50/50 splits: a
 :class:`~jungleseg.JungleClassifier` of 8 DAGs, M = 128, and scikit-learn's 8-tree
 ``RandomForestClassifier`` are fitted one right after the other (interleaved, same seed,
 same rows, same thread count), so that the ratio of their fit times holds on a loaded
-machine. Prints and writes, per set, the median fit seconds of both, their ratio, and the
+machine. Prints and writes, per set, the median fit seconds of both (wall, and CPU: user +
+system of all the process's threads), their ratios, and the
 jungle's test accuracy (mean and standard deviation over the splits).
 
 The figures go under ``--label`` (default ``current``) into
@@ -42,16 +43,18 @@ def measure(name: str, data: str | None, n_splits: int, max_bins: int | None) ->
     """Fit times (jungle and peer, interleaved) and test accuracies of one set."""
     X, y = load_uci(name, data)
     threads = numba.get_num_threads()
-    jungle_s, peer_s, accuracy, peer_accuracy = [], [], [], []
+    jungle_s, peer_s, jungle_cpu, peer_cpu, accuracy, peer_accuracy = [], [], [], [], [], []
     for seed, (train, test) in enumerate(paper_splits(len(y), n_splits)):
         jungle = JungleClassifier(8, max_width=128, random_state=seed, **_bins_param(max_bins))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         jungle.fit(X[train], y[train])
         jungle_s.append(time.perf_counter() - start)
+        jungle_cpu.append(time.process_time() - cpu)
         peer = RandomForestClassifier(8, n_jobs=threads, random_state=seed)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         peer.fit(X[train], y[train])
         peer_s.append(time.perf_counter() - start)
+        peer_cpu.append(time.process_time() - cpu)
         accuracy.append(float(jungle.score(X[test], y[test])))
         peer_accuracy.append(float(peer.score(X[test], y[test])))
     result = {
@@ -59,12 +62,17 @@ def measure(name: str, data: str | None, n_splits: int, max_bins: int | None) ->
         "threads": threads,
         "jungle_fit_s": float(np.median(jungle_s)), "sklearn_rf_fit_s": float(np.median(peer_s)),
         "fit_ratio": float(np.median(jungle_s) / np.median(peer_s)),
+        "jungle_fit_cpu_s": float(np.median(jungle_cpu)),
+        "sklearn_rf_fit_cpu_s": float(np.median(peer_cpu)),
+        "fit_cpu_ratio": float(np.median(jungle_cpu) / np.median(peer_cpu)),
         "accuracy_mean": float(np.mean(accuracy)), "accuracy_std": float(np.std(accuracy)),
         "accuracy_per_split": accuracy,
         "sklearn_rf_accuracy_mean": float(np.mean(peer_accuracy)),
     }
     print(f"{name:10s} jungle {result['jungle_fit_s']:.3f} s, sklearn RF(8) "
-          f"{result['sklearn_rf_fit_s']:.3f} s, ratio {result['fit_ratio']:.2f}; accuracy "
+          f"{result['sklearn_rf_fit_s']:.3f} s, ratio {result['fit_ratio']:.2f} (CPU "
+          f"{result['jungle_fit_cpu_s']:.3f} s / {result['sklearn_rf_fit_cpu_s']:.3f} s, ratio "
+          f"{result['fit_cpu_ratio']:.2f}); accuracy "
           f"{100 * result['accuracy_mean']:.2f} +- {100 * result['accuracy_std']:.2f} "
           f"(RF {100 * result['sklearn_rf_accuracy_mean']:.2f})", flush=True)
     return result

@@ -115,6 +115,15 @@ AHEAD = {
         "i8:1 f8:1 i8:1",
 }
 _LEVEL_SEARCH = ("jungleseg.jungle._level_search", "_optimise_level_worker")
+#: What a tabular training on bin codes (:class:`jungleseg.JungleClassifier`) compiles
+#: ahead instead of the image kernels of :data:`AHEAD`: its split tables (counted from
+#: code histograms, :mod:`jungleseg.jungle._histogram`) and the level search.
+TABULAR_AHEAD = {
+    ("jungleseg.jungle._histogram", "_code_tables_worker"):
+        "i8:1 i8:1 i8:1 i8:1 i8:1 i4:1 i4:1 u1:2 i8:2 i8:1 i8 i8:1 i8:1 i8 i8 i8:2 b1 i4:4 "
+        "i8:3 f8:3 f4:3 i4:2 i8:2 f8:2 i8 f8:1 i8 i8:1",
+    _LEVEL_SEARCH: AHEAD[_LEVEL_SEARCH],
+}
 #: The traversal kernel of segmentation, compiled ahead too inside
 #: :func:`segmenting_next` (the demo segments right after training).
 SEGMENT_AHEAD = {
@@ -171,8 +180,8 @@ def _compile_kernels(kernels: list, store_type, folder: str) -> None:
         if key == _LEVEL_SEARCH and hasattr(os, "nice"):
             os.nice(10)  # may go unused (DAGs that never fill a level): spare cycles only
         try:
-            _kernel(*key).compile(argument_types({**AHEAD, **SEGMENT_AHEAD}[key],
-                                                 store_type))
+            _kernel(*key).compile(argument_types(
+                {**AHEAD, **TABULAR_AHEAD, **SEGMENT_AHEAD}[key], store_type))
         except Exception:  # noqa: BLE001,S110 - the training process compiles it then
             pass
         (Path(folder) / f"{i}.done").touch()
@@ -202,8 +211,9 @@ def _stop(process, folder) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def compile_ahead(store: tuple, params):
-    """Start a process compiling the :data:`AHEAD` kernels for this store's types (the
+def compile_ahead(store: tuple, params, tabular: bool = False):
+    """Start a process compiling the :data:`AHEAD` kernels (with ``tabular``, a training
+    on bin codes: :data:`TABULAR_AHEAD`) for this store's types (the
     level search only if the DAGs of these ``GrowParams`` may merge), if some are not in
     the cache and this is not itself a worker process of a pool; returns it
     (a :class:`subprocess.Popen`, stopped when this process exits), or None when there
@@ -231,7 +241,8 @@ def compile_ahead(store: tuple, params):
         return None
     widths = level_widths(params.schedule, params.max_width, params.max_depth + 1)
     may_merge = params.growth == "jungle" and bool(np.any(widths[1:] < 2 * widths[:-1]))
-    kernels = [key for key in [*AHEAD, *(SEGMENT_AHEAD if _segment_next else ())]
+    ahead = TABULAR_AHEAD if tabular else AHEAD
+    kernels = [key for key in [*ahead, *(SEGMENT_AHEAD if _segment_next else ())]
                if (may_merge or key != _LEVEL_SEARCH) and not _compiled(*key)]
     if not kernels:
         return None

@@ -2,6 +2,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from jungleseg import _jit
@@ -59,7 +60,8 @@ def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monk
     from jungleseg.datasets.faces import render_faces
 
     stores = []
-    monkeypatch.setattr(_jit, "compile_ahead", lambda store, params: stores.append(store))
+    monkeypatch.setattr(_jit, "compile_ahead",
+                        lambda store, params, tabular=False: stores.append(store))
     monkeypatch.setattr("jungleseg.jungle._growth.compile_ahead", _jit.compile_ahead)
     images, labels = render_faces(2, seed=0, size=(32, 40))
     model = JungleSegmenter(ColourFeatures(max_offset=6, max_box=2), n_estimators=1,
@@ -69,6 +71,29 @@ def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monk
     assert len(stores) == 1
     for key, spec in {**_jit.AHEAD, **_jit.SEGMENT_AHEAD}.items():
         types = _jit.argument_types(spec, numba.typeof(stores[0]))
+        assert types in _jit._kernel(*key).signatures, key
+
+
+def test_the_tabular_kernels_compiled_ahead_have_the_types_training_calls_them_with(
+        monkeypatch):
+    """A JungleClassifier training on bin codes that merges, with nodes above the
+    threshold subsample, asks for the tabular kernels and calls every kernel of
+    _jit.TABULAR_AHEAD with the types listed there."""
+    import numba
+
+    from jungleseg import JungleClassifier
+
+    calls = []
+    monkeypatch.setattr(_jit, "compile_ahead",
+                        lambda store, params, tabular=False: calls.append((store, tabular)))
+    monkeypatch.setattr("jungleseg.jungle._growth.compile_ahead", _jit.compile_ahead)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    JungleClassifier(2, max_width=4, random_state=0).fit(X, y)
+    assert len(calls) == 1 and calls[0][1]
+    for key, spec in _jit.TABULAR_AHEAD.items():
+        types = _jit.argument_types(spec, numba.typeof(calls[0][0]))
         assert types in _jit._kernel(*key).signatures, key
 
 

@@ -106,9 +106,11 @@ def raw_thresholds(code_threshold: np.ndarray, column: np.ndarray,
     ...                [np.float32([1.0, 2.0])])
     array([1., 1., 2.], dtype=float32)
     """
-    out = np.empty(code_threshold.shape, np.float32)
     b = np.ceil(code_threshold.astype(np.float64)).astype(np.int64) - 1
-    for i in range(out.size):
-        c = cuts[int(column[i])]
-        out[i] = NONE_LEFT if b[i] < 0 else ALL_LEFT if b[i] >= c.size else c[b[i]]
-    return out
+    column = np.asarray(column, np.int64)
+    n_cuts = np.array([c.size for c in cuts], np.int64)
+    first = np.cumsum(n_cuts) - n_cuts  # where each column's cuts start in ``flat``
+    flat = np.concatenate([*cuts, np.zeros(1, np.float32)]).astype(np.float32)
+    inside = flat[first[column] + np.clip(b, 0, n_cuts[column])]
+    return np.where(b < 0, NONE_LEFT, np.where(b >= n_cuts[column], ALL_LEFT, inside)).astype(
+        np.float32)

@@ -45,8 +45,11 @@ class TabularFeatures(FeatureFamily):
         return check_indices(params[:, 0], self.n_columns, "column")
 
     def prepare(self, X: ArrayLike) -> tuple[ImageStore, Samples]:
-        """A store holding X as one image of ``n x 1`` pixels, and one sample per row."""
-        X = np.ascontiguousarray(X, dtype=np.float32)
+        """A store holding X as one image of ``n x 1`` pixels, and one sample per row:
+        float32 values, or uint8 bin codes as given (:mod:`._bins`), a quarter of the
+        memory, whose split tables training counts by histogram."""
+        X = np.asarray(X)
+        X = np.ascontiguousarray(X, dtype=np.uint8 if X.dtype == np.uint8 else np.float32)
         if X.ndim != 2 or X.shape[1] != self.n_columns:
             raise ValueError(f"expected a matrix with {self.n_columns} columns, "
                              f"got shape {X.shape}")

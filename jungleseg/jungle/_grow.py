@@ -33,12 +33,13 @@ from numba import njit
 
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
-from ..features._kernels import at_sample, draw_candidates, response_at
+from ..features._kernels import FAMILY_TABULAR, at_sample, draw_candidates, response_at
 from ._assembly import level_record
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import best_candidates, node_costs
 from ._dgmml import dgmml_splits
 from ._entries import Entries
+from ._histogram import code_tables
 from ._level_search import METHODS, optimise_level
 from ._schedules import level_width
 from ._spread import counts_in_spread, node_spread
@@ -101,6 +102,19 @@ class _Training:
     unclamped: bool
     dag_ids: np.ndarray  # the global id of each DAG of ``entries`` (keys its random streams)
     merge: tuple  # levels that keep tables and search (LSearch) whatever these DAGs need
+    scratch: dict = field(default_factory=dict)  # buffers reused from level to level
+
+    def codes(self) -> np.ndarray | None:
+        """:meth:`codes_of` this training's store."""
+        return self.codes_of(self.store, self.spec)
+
+    @staticmethod
+    def codes_of(store: tuple, spec: np.ndarray) -> np.ndarray | None:
+        """A tabular store's bin codes, ``codes[column, row]`` (uint8), which the split
+        tables count by histogram (:mod:`._histogram`); None for other stores."""
+        if store is None or spec[0] != FAMILY_TABULAR or store[0].dtype != np.uint8:
+            return None
+        return store[0].reshape(int(spec[1]), -1)
 
 
 @dataclass(frozen=True)
@@ -279,6 +293,16 @@ class _Grouped:
                cand_params, n_drawn) -> tuple:
         """:func:`._tables.split_tables` of ``nodes``, whose candidates are drawn."""
         tr, p, s = self.tr, self.tr.params, self.tr.samples
+        codes = tr.codes()
+        if codes is not None:
+            need = nodes.size * kinds.shape[1] * p.n_thresholds * p.n_classes * keep_table
+            if tr.scratch.get("table", np.empty(0)).size < need:
+                tr.scratch["table"] = np.empty(need, np.int32)
+            return code_tables(nodes, self.order, self.start, tr.entries.sample,
+                               tr.entries.weight, s.row, s.label, codes, cand_params, n_drawn,
+                               p.seed, streams, positions, depth, p.n_thresholds,
+                               THRESHOLD_SUBSAMPLE, P, keep_table, p.min_samples_leaf,
+                               tr.phi_table, p.criterion, tr.scratch.get("table"))
         return split_tables(nodes, self.order, self.start, tr.entries.sample,
                             tr.entries.weight, tr.entries.in_sample_order, s.image, s.row,
                             s.col, s.label, tr.store, tr.unclamped, kinds, cand_params,
@@ -326,7 +350,8 @@ def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, thresho
            right, order, start):
     """New node of every entry of ``nodes`` (global ids below ``n_nodes``; ``order`` and
     ``start`` group the entries by node); -1 for all other entries. And the spread of each
-    node's training responses (:func:`node_spread`)."""
+    node's training responses (:func:`node_spread`); zeros on bin codes, whose spread a
+    tabular model does not keep (its thresholds become raw values)."""
     node_row = np.full(n_nodes, -1, np.int64)
     node_row[nodes] = np.arange(nodes.size)
     s = tr.samples
@@ -334,6 +359,8 @@ def _route(tr: _Training, entry_node, n_nodes: int, nodes, kind, params, thresho
         moved, response = route(entry_node, node_row, tr.entries.sample, s.image, s.row,
                                 s.col, tr.store, tr.unclamped, kind, params, threshold, left,
                                 right, numba.get_num_threads())
+        if tr.codes() is not None:
+            return moved, np.zeros(nodes.size, np.float32)
         return moved, node_spread(order, start, nodes, response, tr.entries.weight)
 
 

@@ -36,7 +36,7 @@ def grow(store: tuple, samples: Samples, family: FeatureFamily, entries: Entries
     model train as separate tasks (:mod:`jungleseg.distributed`).
     """
     p = params
-    compile_ahead(store, p)  # a first training compiles on two cores (:mod:`.._jit`)
+    compile_ahead(store, p, tabular=_Training.codes_of(store, family.spec()) is not None)
     max_weight = int(np.bincount(entries.dag, weights=entries.weight).max())  # of all DAGs
     if max_weight >= 2**31:
         raise ValueError("a DAG's total sample weight must stay below 2^31")

@@ -99,6 +99,22 @@ def _finalise(i, counts, layout, ns, classes, n_drawn, n_thr, P, keep_table, tab
 
 
 @njit(cache=True, inline="always")
+def quantile_thresholds(sub, state, thr):
+    """Thresholds at stratified random quantiles of the sorted, non-constant subsample
+    ``sub`` (drawn from ``state``), sorted into ``thr``; as many as ``thr`` holds but no
+    more than the subsample has gaps. Returns how many."""
+    m = sub.shape[0]
+    n_t_k = min(thr.shape[0], m - 1)
+    for tt in range(n_t_k):
+        state, u = next_uniform(state)
+        x = (tt + u) / n_t_k * (m - 1)
+        j = min(int(x), m - 2)
+        thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
+    insertion_sort(thr[:n_t_k])
+    return n_t_k
+
+
+@njit(cache=True, inline="always")
 def _layout(offset, n_drawn, n_t, n_classes, in_table):
     """Where a node's count of (candidate k, bin t, class c) lies: ``offset + k * sk + t *
     st + c * sc``. In an LSearch level's table (``in_table``), c is the class itself;
@@ -246,15 +262,7 @@ def _thresholds_worker(a, b, active, big, lo, size, n_drawn, n_sub, val_off, pai
             state = derive(seed, dags[i], level, positions[i], (THRESHOLD_STREAM << 32) + k)
             if big[i]:
                 state = advance(state, n_sub)  # past the subsample draws
-            n_t_k = min(n_t, m - 1)
-            thr = thresholds[i, k, :n_t_k]
-            for tt in range(n_t_k):
-                state, u = next_uniform(state)
-                x = (tt + u) / n_t_k * (m - 1)
-                j = min(int(x), m - 2)
-                thr[tt] = sub[j] + np.float32(x - j) * (sub[j + 1] - sub[j])
-            insertion_sort(thr)
-            n_thr[i, k] = n_t_k
+            n_thr[i, k] = quantile_thresholds(sub, state, thresholds[i, k])
         if not count:
             continue
         ns = _columns(P, i, column, classes)

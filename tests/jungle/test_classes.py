@@ -202,3 +202,28 @@ def test_max_bins_none_trains_on_raw_values(data):
     clf = JungleClassifier(n_estimators=2, max_width=8, max_bins=None, random_state=0)
     clf.fit(X, y)
     assert clf.bin_cuts_ is None and clf.score(X, y) > 0.8
+
+
+def test_predict_on_raw_values_routes_as_the_codes_trained():
+    """A model trained on bin codes stores raw thresholds: predicting raw rows gives what
+    the same model with code thresholds gives on the rows' codes. The codes of codes are
+    the codes, so a classifier fitted on the codes grows the same DAGs, and its code
+    thresholds route the (training and unseen) rows' codes as the raw thresholds route
+    the raw rows."""
+    from jungleseg.features._bins import quantise
+
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(1500, 6)), 3)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + 2 * (X[:, 2] * X[:, 3] > 0.1)
+    train, test = np.arange(1000), np.arange(1000, 1500)
+    raw = JungleClassifier(4, max_width=16, max_bins=64, random_state=0).fit(X[train],
+                                                                            y[train])
+    codes = quantise(X.astype(np.float32), raw.bin_cuts_)
+    on_codes = JungleClassifier(4, max_width=16, max_bins=64, random_state=0).fit(
+        codes[train], y[train])
+    for a, b in zip(raw.jungle_.dags, on_codes.jungle_.dags):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.feature_params, b.feature_params)
+    for rows in (train, test):
+        np.testing.assert_array_equal(raw.predict_proba(X[rows]),
+                                      on_codes.predict_proba(codes[rows]))
