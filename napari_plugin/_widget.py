@@ -358,13 +358,14 @@ class JungleWidget(Panel):
             self._details = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes, "
                              f"trained on {model.n_samples_} painted pixels in {seconds:.2f} s")
             self._say("Trained; segmenting... (press Cancel to stop)", self._details)
+            self._prepare_layers(inp, name, scribble_layer)  # while the worker segments
         elif what == "cancelled":
             self._say("Cancelled. Press 'Train and segment' to start again.")
         elif what == "part":
             _, key, labels, proba = item
             self._results.show(name, inp.shape, inp.scale, inp.translate, key, labels, proba,
                                self.probabilities.value,
-                               class_colormap(scribble_layer, self.jungle))
+                               in_memory=isinstance(inp.data, np.ndarray))
             if self._count_slices:
                 self.progress.value = min(self.progress.value + 1, self.progress.max)
         else:
@@ -379,6 +380,14 @@ class JungleWidget(Panel):
             self._say(f"Done in {total:.1f} s: '{name} segmentation' is on top (its "
                       "uncertainty hidden under it). Paint where it is wrong, train again.",
                       self._details)
+
+    def _prepare_layers(self, inp, name: str, scribble_layer):
+        """The output layers for the current model's results on ``inp``, in the scribble
+        layer's (else the model's) colours."""
+        self._results.prepare(name, inp.shape, inp.scale, inp.translate,
+                              self.jungle.classes.dtype, len(self.jungle.classes),
+                              self.probabilities.value, isinstance(inp.data, np.ndarray),
+                              class_colormap(scribble_layer, self.jungle))
 
     def _on_error(self, err: Exception):
         self._say(f"Failed: {err}")
@@ -468,6 +477,7 @@ class JungleWidget(Panel):
             return
         first, first_slice = self._visible_part(inp, volume)
         self.last_seconds = {"train": 0.0}
+        self._prepare_layers(inp, layer.name, None)
 
         def job():
             yield from self._segment_job(jungle, inp, first, first_slice, False)
