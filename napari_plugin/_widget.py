@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import napari
 
 LIVE_DELAY_MS = 600  # quiet time after the last brush stroke before a live update
+PROGRESS_SECONDS = 0.1  # the progress bar is redrawn at most this often while training
 
 
 class Cancelled(Exception):
@@ -64,6 +65,7 @@ class JungleWidget(Panel):
         self._details = ""  # figures of the last run, for the status line's tooltip
         self._watched = None  # the scribble layer whose painting triggers live updates
         self._channels = {}  # the last training's channels, for the next (session.train)
+        self._progress_shown = 0.0  # when the progress bar last moved
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
         self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
@@ -322,7 +324,12 @@ class JungleWidget(Panel):
         self._relay.levels_done.emit(level + 1)
 
     def _on_levels_done(self, levels: int):
-        self.progress.value = min(levels, self.progress.max)
+        """Show the levels trained, at most every :data:`PROGRESS_SECONDS`: levels near the
+        root train in milliseconds, and each redraw of the bar costs the interface thread."""
+        now = time.perf_counter()
+        if now - self._progress_shown >= PROGRESS_SECONDS or levels >= self.progress.max:
+            self._progress_shown = now
+            self.progress.value = min(levels, self.progress.max)
 
     def _visible_part(self, inp: layers.Input, volume: bool) -> tuple[tuple, int | None]:
         """The visible slice (or volume) of the input, and in 3-D mode its visible slice."""
