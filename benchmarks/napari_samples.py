@@ -166,8 +166,10 @@ def instrument(monkeypatch: contextlib.ExitStack, phases: Phases) -> None:
         patch(_session, name, lambda f: phases.wrap_generator("segmentation", f))
     patch(_results.ResultLayers, "show",
           lambda f: phases.wrap("writing layers", f, time.thread_time))
-    patch(_widget.JungleWidget, "_on_result",
-          lambda f: phases.wrap("result handlers", f, time.thread_time))
+    patch(_widget.JungleWidget, "_prepare_layers",
+          lambda f: phases.wrap("making layers", f, time.thread_time))
+    patch(_widget.JungleWidget, "_prepare_training",
+          lambda f: phases.wrap("reading layers", f, time.thread_time))
     patch(_widget.JungleWidget, "_on_levels_done",
           lambda f: phases.wrap("progress", f, time.thread_time))
 
@@ -191,16 +193,18 @@ def widget_press(viewer, widget, phases: Phases) -> dict:
     worker = phases.wall.get("channels+training", 0) + phases.wall.get("segmentation", 0)
     figures = {"wall_s": wall, "cpu_s": cpu, "interface_thread_cpu_s": gui,
                "worker_wall_s": worker}
-    split = {"channels": "channels", "training": "channels+training",
-             "segmentation": "segmentation", "writing layers": "writing layers"}
+    split = {"reading layers": "reading layers", "channels": "channels",
+             "training": "channels+training", "segmentation": "segmentation",
+             "making layers": "making layers", "writing layers": "writing layers",
+             "progress": "progress"}
     for phase, key in split.items():
         figures[f"{phase} wall_s"] = phases.wall.get(key, 0.0)
         figures[f"{phase} cpu_s"] = phases.cpu.get(key, 0.0)
-    for what in ("wall_s", "cpu_s"):  # training alone; the result handlers but the layers
+    for what in ("wall_s", "cpu_s"):  # training alone
         figures[f"training {what}"] -= figures[f"channels {what}"]
-    figures["other interface work cpu_s"] = (
-        gui - phases.cpu.get("writing layers", 0.0)) if gui else 0.0
-    figures["progress cpu_s"] = phases.cpu.get("progress", 0.0)
+    figures["other interface work cpu_s"] = gui - sum(  # status, redraws, events
+        phases.cpu.get(key, 0.0) for key in ("reading layers", "making layers",
+                                            "writing layers", "progress"))
     return figures
 
 
@@ -256,12 +260,14 @@ def measure_widget(name: str, repeats: int, detail: int | None = None) -> dict:
 def print_widget(name: str, figures: dict) -> None:
     for case in ("first", "again"):
         f = figures[case]
-        phases = ", ".join(f"{p} {f[f'{p} cpu_s']:.2f}/{f[f'{p} wall_s']:.2f}" for p in
-                           ("channels", "training", "segmentation", "writing layers"))
-        print(f"{name:22s} {case:5s} press {f['cpu_s']:.2f} CPU-s ({f['wall_s']:.2f} s wall; "
-              f"interface thread {f['interface_thread_cpu_s']:.2f} CPU-s): {phases} "
-              f"(CPU-s/wall s); progress {f['progress cpu_s']:.3f}, other interface work "
-              f"{f['other interface work cpu_s']:.2f} CPU-s", flush=True)
+        worker = ", ".join(f"{p} {f[f'{p} cpu_s']:.2f}/{f[f'{p} wall_s']:.2f}" for p in
+                           ("channels", "training", "segmentation"))
+        gui = ", ".join(f"{p} {f[f'{p} cpu_s']:.2f}" for p in
+                        ("reading layers", "making layers", "writing layers", "progress",
+                         "other interface work"))
+        print(f"{name:22s} {case:5s} press {f['cpu_s']:.2f} CPU-s, {f['wall_s']:.2f} s wall\n"
+              f"    worker (CPU-s/wall s): {worker}\n    interface thread "
+              f"{f['interface_thread_cpu_s']:.2f} CPU-s: {gui}", flush=True)
     print(f"{name:22s} mean Jaccard {figures['mean_jaccard']:.3f}", flush=True)
 
 
