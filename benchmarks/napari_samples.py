@@ -174,6 +174,31 @@ def instrument(monkeypatch: contextlib.ExitStack, phases: Phases) -> None:
           lambda f: phases.wrap("progress", f, time.thread_time))
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's threads (Linux ``/proc``), in three groups: the
+    interface (main) thread, software OpenGL rendering (Mesa's ``llvmpipe`` threads, which
+    draw the canvas under Xvfb; a GPU draws it on a desktop) and every other thread (the
+    worker and the kernels' threads)."""
+    import os
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    groups = {"interface": 0.0, "software rendering": 0.0, "worker and kernels": 0.0}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        seconds = (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+        group = ("interface" if int(tid) == os.getpid() else
+                 "software rendering" if name.startswith("llvmpipe") else
+                 "worker and kernels")
+        groups[group] += seconds
+    return groups
+
+
 def widget_press(viewer, widget, phases: Phases) -> dict:
     """Click Train and segment; wall, CPU (every thread) and interface-thread CPU seconds
     until the worker is done and the viewer's pending events (redraws) are processed, and
@@ -182,17 +207,21 @@ def widget_press(viewer, widget, phases: Phases) -> dict:
 
     phases.wall.clear()
     phases.cpu.clear()
+    threads = thread_cpu()
     start, start_cpu, start_gui = time.perf_counter(), time.process_time(), time.thread_time()
     widget.train_button.native.click()
     widget.wait(600)
     QApplication.processEvents()
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     gui = time.thread_time() - start_gui
+    threads = {group: seconds - threads.get(group, 0.0)  # threads that ended: not counted
+               for group, seconds in thread_cpu().items()}
     if not widget.status.value.startswith("Done"):
         raise RuntimeError(f"the press did not finish: {widget.status.value}")
     worker = phases.wall.get("channels+training", 0) + phases.wall.get("segmentation", 0)
     figures = {"wall_s": wall, "cpu_s": cpu, "interface_thread_cpu_s": gui,
-               "worker_wall_s": worker}
+               "worker_wall_s": worker,
+               **{f"{group} threads cpu_s": seconds for group, seconds in threads.items()}}
     split = {"reading layers": "reading layers", "channels": "channels",
              "training": "channels+training", "segmentation": "segmentation",
              "making layers": "making layers", "writing layers": "writing layers",
@@ -265,7 +294,10 @@ def print_widget(name: str, figures: dict) -> None:
         gui = ", ".join(f"{p} {f[f'{p} cpu_s']:.2f}" for p in
                         ("reading layers", "making layers", "writing layers", "progress",
                          "other interface work"))
-        print(f"{name:22s} {case:5s} press {f['cpu_s']:.2f} CPU-s, {f['wall_s']:.2f} s wall\n"
+        print(f"{name:22s} {case:5s} press {f['cpu_s']:.2f} CPU-s, {f['wall_s']:.2f} s wall "
+              f"(threads: worker and kernels {f['worker and kernels threads cpu_s']:.2f}, "
+              f"interface {f['interface threads cpu_s']:.2f}, software rendering "
+              f"{f['software rendering threads cpu_s']:.2f} CPU-s)\n"
               f"    worker (CPU-s/wall s): {worker}\n    interface thread "
               f"{f['interface_thread_cpu_s']:.2f} CPU-s: {gui}", flush=True)
     print(f"{name:22s} mean Jaccard {figures['mean_jaccard']:.3f}", flush=True)
