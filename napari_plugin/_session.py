@@ -201,12 +201,13 @@ def _kept_channels(features, pad: int, raw: list[np.ndarray], prepare: Callable,
 
 def _channels_key(features, pad: int, slices: list[np.ndarray]) -> tuple | None:
     """What the channels of ``slices`` depend on: the features' settings, the store's
-    border, and each slice's shape, type and content (a digest); None for slices that are
-    not numbers (never kept: :func:`training_values` says what is wrong)."""
+    border, and each slice's shape, type and content (a SHA-256 digest: hardware-accelerated
+    on most CPUs, a few times faster than BLAKE2 there); None for slices that are not
+    numbers (never kept: :func:`training_values` says what is wrong)."""
     if any(a.dtype.kind not in "biuf" for a in slices):
         return None
     content = tuple((a.shape, a.dtype.str,
-                     hashlib.blake2b(np.ascontiguousarray(a).view(np.uint8)).digest())
+                     hashlib.sha256(np.ascontiguousarray(a).view(np.uint8)).digest())
                     for a in slices)
     return type(features).__name__, repr(sorted(features.get_params().items())), pad, content
 

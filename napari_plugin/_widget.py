@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import napari
 
 LIVE_DELAY_MS = 600  # quiet time after the last brush stroke before a live update
+PROGRESS_SECONDS = 0.1  # the progress bar is redrawn at most this often while training
 
 
 class Cancelled(Exception):
@@ -64,6 +65,7 @@ class JungleWidget(Panel):
         self._details = ""  # figures of the last run, for the status line's tooltip
         self._watched = None  # the scribble layer whose painting triggers live updates
         self._channels = {}  # the last training's channels, for the next (session.train)
+        self._progress_shown = 0.0  # when the progress bar last moved
         self._relay = _Relay()
         self._relay.levels_done.connect(self._on_levels_done)
         self._timer = QTimer(self.native)  # dies with the panel: never fires on a deleted one
@@ -322,7 +324,12 @@ class JungleWidget(Panel):
         self._relay.levels_done.emit(level + 1)
 
     def _on_levels_done(self, levels: int):
-        self.progress.value = min(levels, self.progress.max)
+        """Show the levels trained, at most every :data:`PROGRESS_SECONDS`: levels near the
+        root train in milliseconds, and each redraw of the bar costs the interface thread."""
+        now = time.perf_counter()
+        if now - self._progress_shown >= PROGRESS_SECONDS or levels >= self.progress.max:
+            self._progress_shown = now
+            self.progress.value = min(levels, self.progress.max)
 
     def _visible_part(self, inp: layers.Input, volume: bool) -> tuple[tuple, int | None]:
         """The visible slice (or volume) of the input, and in 3-D mode its visible slice."""
@@ -358,13 +365,14 @@ class JungleWidget(Panel):
             self._details = (f"{len(self.jungle.dags)} DAGs, {self.jungle.node_count} nodes, "
                              f"trained on {model.n_samples_} painted pixels in {seconds:.2f} s")
             self._say("Trained; segmenting... (press Cancel to stop)", self._details)
+            self._prepare_layers(inp, name, scribble_layer)  # while the worker segments
         elif what == "cancelled":
             self._say("Cancelled. Press 'Train and segment' to start again.")
         elif what == "part":
             _, key, labels, proba = item
             self._results.show(name, inp.shape, inp.scale, inp.translate, key, labels, proba,
                                self.probabilities.value,
-                               class_colormap(scribble_layer, self.jungle))
+                               in_memory=isinstance(inp.data, np.ndarray))
             if self._count_slices:
                 self.progress.value = min(self.progress.value + 1, self.progress.max)
         else:
@@ -379,6 +387,14 @@ class JungleWidget(Panel):
             self._say(f"Done in {total:.1f} s: '{name} segmentation' is on top (its "
                       "uncertainty hidden under it). Paint where it is wrong, train again.",
                       self._details)
+
+    def _prepare_layers(self, inp, name: str, scribble_layer):
+        """The output layers for the current model's results on ``inp``, in the scribble
+        layer's (else the model's) colours."""
+        self._results.prepare(name, inp.shape, inp.scale, inp.translate,
+                              self.jungle.classes.dtype, len(self.jungle.classes),
+                              self.probabilities.value, isinstance(inp.data, np.ndarray),
+                              class_colormap(scribble_layer, self.jungle))
 
     def _on_error(self, err: Exception):
         self._say(f"Failed: {err}")
@@ -468,6 +484,7 @@ class JungleWidget(Panel):
             return
         first, first_slice = self._visible_part(inp, volume)
         self.last_seconds = {"train": 0.0}
+        self._prepare_layers(inp, layer.name, None)
 
         def job():
             yield from self._segment_job(jungle, inp, first, first_slice, False)

@@ -28,6 +28,22 @@ def test_several_layers_are_the_channels_of_one_input():
         layers.read_input([layer(a, "a"), layer(b, "b", scale=(1, 2, 2))], "grey", None, 3)
 
 
+def test_channel_layers_that_view_one_array_are_read_without_a_copy():
+    from napari_plugin._layers import _stacked
+
+    data = np.arange(2 * 5 * 6 * 3, dtype=np.float32).reshape(2, 5, 6, 3)
+    views = [data[..., c] for c in range(3)]  # as napari's channel_axis shows them
+    joined = _stacked(views)
+    assert np.shares_memory(joined, data) and not joined.flags.writeable
+    np.testing.assert_array_equal(joined, data)
+    for arrays in ([views[0], views[2], views[1]], [views[0], views[1], views[1]],
+                   [v.copy() for v in views], [views[0], data.copy()[..., 1]],
+                   views[::-1], views[:2]):
+        stacked = _stacked(arrays)  # not one array's channels in order: a copy
+        assert not np.shares_memory(stacked, data)
+        np.testing.assert_array_equal(stacked, np.stack(arrays, axis=-1))
+
+
 def test_a_channel_axis_is_moved_last_and_leaves_the_spatial_axes():
     data = np.arange(3 * 4 * 5).reshape(3, 4, 5)
     inp = layers.read_input([layer(data, scale=(1, 0.5, 0.25))], "grey", 0, world_ndim=3)

@@ -49,7 +49,7 @@ def test_the_basic_panel_is_short_and_advanced_holds_the_rest(make_napari_viewer
     assert widget.preset.current_choice.startswith("napari: ")  # named for its use
 
 
-def test_more_channels_lists_neither_the_image_nor_outputs(make_napari_viewer):
+def test_more_channels_lists_neither_the_image_nor_outputs(make_napari_viewer, finish):
     from napari_plugin._widget import JungleWidget
 
     viewer = make_napari_viewer()
@@ -64,14 +64,14 @@ def test_more_channels_lists_neither_the_image_nor_outputs(make_napari_viewer):
     viewer.add_labels(strokes(truth), name="scribbles")
     assert widget.scribbles.value is viewer.layers["scribbles"]  # the only fit
     widget.train()
-    widget.wait()
+    finish(widget)
     assert "texture uncertainty" in viewer.layers
     assert widget.channel_layers.choices == (other,)
     assert widget.image.choices == (None, layer, other)
     widget._fill_apply_menu()  # as when the user opens 'Apply to'
     assert [action.text() for action in widget.apply_menu.actions()] == ["texture", "other"]
     widget.apply_menu.actions()[1].trigger()  # segments 'other' with the model
-    widget.wait()
+    finish(widget)
     assert "other segmentation" in viewer.layers
     assert widget.scribbles.choices == (None, viewer.layers["scribbles"])
     widget.image.value = other
@@ -110,7 +110,7 @@ def test_the_model_menu_saves_and_loads(make_napari_viewer, monkeypatch, tmp_pat
     assert asked == ["save", "load"]
 
 
-def test_the_dock_keeps_its_width(make_napari_viewer):
+def test_the_dock_keeps_its_width(make_napari_viewer, finish):
     from qtpy.QtWidgets import QApplication
 
     from napari_plugin._widget import JungleWidget
@@ -133,7 +133,7 @@ def test_the_dock_keeps_its_width(make_napari_viewer):
         QApplication.processEvents()
         assert (dock.width(), widget.native.width()) == before
     widget.train()
-    widget.wait()
+    finish(widget)
     QApplication.processEvents()
     assert (dock.width(), widget.native.width()) == before
     assert widget.status.value.startswith("Done")

@@ -23,9 +23,14 @@ def test_parts_fill_layers_on_the_input_scale(make_napari_viewer):
     assert probabilities.data.shape == (2, *shape)
     np.testing.assert_allclose(probabilities.scale, (1.0, *scale))
     assert probabilities.data[0, 2].min() == 0.75
+    unsure = viewer.layers["cells uncertainty"]
+    assert not unsure.visible and not unsure.data.any()  # hidden: not computed yet
+    unsure.visible = True  # shown: the waiting part is written
+    np.testing.assert_allclose(unsure.data[2], 0.25, rtol=1e-6)
+    assert unsure.data[[0, 1, 3]].max() == 0
     results.show("cells", shape, scale, translate, (slice(0, 4),),
                  np.ones(shape, np.uint8), np.full(shape + (2,), 0.5, np.float32))
-    assert seg.data.min() == 1 and viewer.layers["cells uncertainty"].data.max() == 0.5
+    assert seg.data.min() == 1 and unsure.data.min() == unsure.data.max() == 0.5
     assert class_colormap(None, None) is None
 
 
@@ -35,6 +40,7 @@ def test_stacks_of_many_slices_get_chunked_layers(make_napari_viewer):
     from napari_plugin._results import FEW_SLICES, ResultLayers, blank
 
     assert isinstance(blank((FEW_SLICES, 5, 5), np.uint8), np.ndarray)
+    assert isinstance(blank((40, 64, 64), np.uint8, in_memory=True), np.ndarray)
     viewer = make_napari_viewer()
     results = ResultLayers(viewer)
     shape = (40, 64, 64)
@@ -48,6 +54,33 @@ def test_stacks_of_many_slices_get_chunked_layers(make_napari_viewer):
     np.testing.assert_allclose(probabilities.data[:, 7], 1 / 3)
     dense = np.prod(shape) * (1 + 3 * 4)
     assert seg.data.nbytes_stored() + probabilities.data.nbytes_stored() < dense / 20
+
+
+def test_hidden_uncertainty_waits_in_order_and_within_bounds(make_napari_viewer, monkeypatch):
+    from napari_plugin import _results
+
+    viewer = make_napari_viewer()
+    results = _results.ResultLayers(viewer)
+    shape = (3, 4, 5)
+
+    def show(key, value):
+        proba = np.full(np.zeros(shape)[key].shape + (2,), value, np.float32)
+        results.show("v", shape, (1, 1, 1), (0, 0, 0), key, np.ones(proba.shape[:-1], np.uint8),
+                     proba)
+
+    show((slice(1, 2),), 0.9)  # the visible slice, then the whole volume, twice (retrained)
+    show((slice(0, 3),), 0.8)
+    show((slice(1, 2),), 0.7)
+    show((slice(0, 3),), 0.6)
+    unsure = viewer.layers["v uncertainty"]
+    unsure.visible = True
+    np.testing.assert_allclose(unsure.data, 0.4)  # the last part at each place wins
+    unsure.visible = False
+    monkeypatch.setattr(_results, "WAITING_BYTES", 4 * 5 * 2 * 4)  # one slice's worth
+    show((slice(0, 1),), 0.9)
+    show((slice(2, 3),), 0.7)  # more than the bound: the oldest is written at once
+    np.testing.assert_allclose(unsure.data[0], 0.1, rtol=1e-6)
+    np.testing.assert_allclose(unsure.data[2], 0.4, rtol=1e-6)
 
 
 def test_the_segmentation_is_on_top_and_retraining_keeps_the_users_settings(

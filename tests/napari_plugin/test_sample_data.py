@@ -36,7 +36,7 @@ SAMPLES = ["cells", "face", "depth_body", "cells_volume", "cells_volume_channels
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_a_sample_opens_ready_and_trains_well_with_one_press(name, make_napari_viewer,
-                                                             monkeypatch):
+                                                             monkeypatch, finish):
     pytest.importorskip("napari")
     from jungleseg import evaluate
     from napari_plugin import _widget
@@ -49,7 +49,7 @@ def test_a_sample_opens_ready_and_trains_well_with_one_press(name, make_napari_v
     viewer.window.add_dock_widget(widget, name="jungleseg")
     assert widget.status.value.startswith("Ready")
     widget.train_button.native.click()  # the only action
-    widget.wait(300)
+    finish(widget)
     assert errors == [] and widget.status.value.startswith("Done")
     visible = [layer for layer in viewer.layers if layer.visible]
     assert visible[-1].name.endswith(" segmentation")

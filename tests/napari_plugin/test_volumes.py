@@ -32,7 +32,7 @@ def two_slices(truth, slices=(8, 14)):
     return paint_slices(truth, slices, fraction=0.05, seed=0)
 
 
-def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_widget):
+def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     volume, truth = cells()
     layer = viewer.add_image(volume, name="cells", scale=SCALE, translate=(1.0, 2.0, 3.0))
@@ -44,7 +44,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
     widget.detail.value = widget.detail.max  # 3 DAGs for sparse random strokes on 2 slices
     widget.max_offset.value = 0.6
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     family = widget.jungle.family
     assert family.name == "volume" and family.spacing == SCALE and family.max_offset == 0.6
@@ -56,7 +56,7 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
     assert "segmented the volume" in widget.status.tooltip
 
 
-def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget):
+def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     volume, truth = cells(channels=True)
     stains = viewer.add_image(volume, channel_axis=3, name=["nuclear", "membrane", "cyto"],
@@ -69,7 +69,7 @@ def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget):
     widget.scribbles.value = scribbles
     widget.mode.value = "3-D volume"
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     assert widget.jungle.family.n_channels == 3
     assert widget.jungle.metadata["channel_names"] == ["nuclear", "membrane", "cyto"]
@@ -77,14 +77,14 @@ def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget):
     assert seg.shape == truth.shape
     assert evaluate([truth], [seg], [1, 2, 3]).mean_jaccard > 0.5
     widget.apply(stains[0], channels=[stains[1]])  # two channels for a 3-channel model
-    widget.wait()
+    finish(widget)
     assert errors[-1] == "jungleseg: the model reads 3 channel(s), but layer 'nuclear' has 2"
     viewer.layers["nuclear"].scale = (0.3, 0.2, 0.1)
     widget.train()
     assert "channel layers differ: 'membrane' has scale" in errors[-1]
 
 
-def test_paint_on_a_channels_last_layer_lands_on_the_right_pixels(viewer_and_widget):
+def test_paint_on_a_channels_last_layer_lands_on_the_right_pixels(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     rng = np.random.default_rng(0)
     h, w = 60, 80
@@ -116,7 +116,7 @@ def test_paint_on_a_channels_last_layer_lands_on_the_right_pixels(viewer_and_wid
     np.testing.assert_array_equal(scribbles.data[painted], truth[painted])
     n_errors = len(errors)
     widget.train()
-    widget.wait()
+    finish(widget)
     assert len(errors) == n_errors
     seg = viewer.layers["multi [0] segmentation"].data
     assert np.mean(seg == truth) > 0.9
@@ -125,7 +125,7 @@ def test_paint_on_a_channels_last_layer_lands_on_the_right_pixels(viewer_and_wid
     assert np.mean((seg == truth)[inside]) > 0.98                         # quadrant
 
 
-def test_bad_combinations_are_notifications(viewer_and_widget):
+def test_bad_combinations_are_notifications(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     volume, truth = cells((16, 64, 64))
     layer = viewer.add_image(volume, name="cells", scale=SCALE)
@@ -133,11 +133,11 @@ def test_bad_combinations_are_notifications(viewer_and_widget):
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.mode.value = "3-D volume"
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     flat = viewer.add_image(volume[3], name="flat")
     widget.apply(flat)  # a volume model on a 2-D layer
-    widget.wait()
+    finish(widget)
     assert errors[-1] == ("jungleseg: the model segments 3-D volumes, but layer 'flat' has "
                           "shape (64, 64): choose a volume layer or a 2-D model")
     assert "flat segmentation" not in viewer.layers

@@ -47,14 +47,14 @@ def add_painted(viewer, image, truth, name="texture"):
     return layer, scribbles
 
 
-def test_train_shows_segmentation_close_to_truth(viewer_and_widget):
+def test_train_shows_segmentation_close_to_truth(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks()
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     assert widget.kind.value == "grey"
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     seg = viewer.layers["texture segmentation"]
     assert isinstance(seg, napari.layers.Labels) and seg.data.shape == truth.shape
@@ -62,6 +62,8 @@ def test_train_shows_segmentation_close_to_truth(viewer_and_widget):
     inside = np.abs(np.arange(truth.shape[1]) - truth.shape[1] // 2) > 12  # probes stay in
     assert np.mean((seg.data == truth)[:, inside]) > 0.95                 # one texture
     assert not viewer.layers["texture uncertainty"].visible  # one click away
+    assert not viewer.layers["texture uncertainty"].data.any()  # computed once shown
+    viewer.layers["texture uncertainty"].visible = True
     unsure = viewer.layers["texture uncertainty"].data
     assert unsure.shape == truth.shape and 0 <= unsure.min() and unsure.max() <= 1
     assert unsure[truth != seg.data].mean() > unsure[truth == seg.data].mean()
@@ -96,14 +98,14 @@ def test_errors_become_notifications(viewer_and_widget):
     assert widget._worker is None and not viewer.layers.__contains__("texture segmentation")
 
 
-def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
+def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path, finish):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks()
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.smoothing.value = 2
     widget.train()
-    widget.wait()
+    finish(widget)
     path = tmp_path / "scribbles.h5"
     widget.save(path)
     trained = widget.jungle
@@ -116,7 +118,7 @@ def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
     stack = np.stack([stripes_and_checks(seed=s)[0] for s in range(3)])
     target = viewer.add_image(stack, name="stack")
     widget.apply(target)
-    widget.wait()
+    finish(widget)
     seg = viewer.layers["stack segmentation"].data
     assert seg.shape == stack.shape
     for z in range(3):
@@ -126,37 +128,37 @@ def test_save_load_and_apply_to_a_stack(viewer_and_widget, tmp_path):
     assert not np.array_equal(unsmoothed, seg[1])
     widget.smoothing.value = 0  # the knob applies to loaded models too
     widget.apply(target)
-    widget.wait()
+    finish(widget)
     np.testing.assert_array_equal(viewer.layers["stack segmentation"].data[1], unsmoothed)
     rgb_stack = viewer.add_image(np.zeros((2, 8, 8, 3), np.uint8), name="rgb", rgb=True)
     widget.apply(rgb_stack)  # a grey model cannot read RGB slices
-    widget.wait()
+    finish(widget)
     assert errors[-1] == "jungleseg: layer 'rgb' is an RGB layer, but grey images are expected"
     assert "rgb segmentation" not in viewer.layers and widget._worker is None
 
 
-def test_live_update_retrains_after_painting(viewer_and_widget):
+def test_live_update_retrains_after_painting(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks()
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.live.value = True
-    widget.wait()
+    finish(widget)
     first_model = widget.jungle
     assert first_model is not None  # switching live update on trained at once
     scribbles.paint((5, 5), 2)  # a dab of class 2 among the stripes
-    widget.wait()
+    finish(widget)
     assert widget.jungle is not first_model and errors == []  # painting retrained
     assert widget.jungle.n_classes == 2 and widget.last_seconds["train"] > 0
     after_paint = widget.jungle
     widget.live.value = False
     scribbles.paint((6, 6), 1)
     assert not widget._timer.isActive()
-    widget.wait()
+    finish(widget)
     assert widget.jungle is after_paint  # live update off: painting trains nothing
 
 
-def test_cancel_stops_training(viewer_and_widget):
+def test_cancel_stops_training(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks((256, 256))
     layer, scribbles = add_painted(viewer, image, truth)
@@ -165,13 +167,13 @@ def test_cancel_stops_training(viewer_and_widget):
     widget.train_button.native.click()  # Train
     assert widget.train_button.text == "Cancel"
     widget.train_button.native.click()  # Cancel
-    widget.wait()
+    finish(widget)
     assert widget.status.value.startswith("Cancelled") and errors == []
     assert "texture segmentation" not in viewer.layers
     assert widget.train_button.enabled
 
 
-def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
+def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer, finish):
     from napari_plugin._widget import JungleWidget
 
     viewer = make_napari_viewer(show=True)  # the canvas draws only when shown (Xvfb)
@@ -181,7 +183,7 @@ def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.train()
-    widget.wait()
+    finish(widget)
     shot = viewer.screenshot(canvas_only=False, flash=False)
     assert shot.ndim == 3 and shot.shape[0] > 200
     assert shot[..., :3].std() > 10  # not a blank window
@@ -189,7 +191,7 @@ def test_screenshot_with_the_widget_is_not_blank(make_napari_viewer):
     assert len(np.unique(canvas[..., :3].reshape(-1, 3), axis=0)) > 10
 
 
-def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
+def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path, finish):
     from napari_plugin._sample_data import depth_body
 
     viewer, widget, errors = viewer_and_widget
@@ -200,7 +202,7 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
     assert widget.kind.value == "depth" and widget.offset_unit == "m"
     widget.max_offset.value = 0.4
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     seg = viewer.layers["depth body segmentation"].data
     assert np.all(seg[depth == 0] == 0)  # background is never classified
@@ -213,14 +215,14 @@ def test_depth_sample_trains_on_the_body_only(viewer_and_widget, tmp_path):
     assert names["1"] == "left_upper_head" and len(names) == widget.jungle.n_classes
 
 
-def test_stages_and_soft_routing_knobs(viewer_and_widget):
+def test_stages_and_soft_routing_knobs(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks()
     layer, scribbles = add_painted(viewer, image, truth)
     widget.image.value, widget.scribbles.value = layer, scribbles
     widget.stages.value, widget.soft.value = 2, 0.2
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     assert len(widget.jungle.context) == 1 and widget.jungle.params["auto_context"] == 2
     want = segment(widget.jungle, image, soft=0.2)[0]
@@ -231,7 +233,7 @@ def test_stages_and_soft_routing_knobs(viewer_and_widget):
     more[::3][truth[::3] == 1] = 1  # class 1 painted far more: class 2 is the rarer
     scribbles.data = more
     widget.train()
-    widget.wait()
+    finish(widget)
     assert errors == []
     want = segment(widget.jungle, image, soft=0.2, prior_power=1.0)[0]
     np.testing.assert_array_equal(viewer.layers["texture segmentation"].data, want)
