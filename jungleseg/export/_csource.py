@@ -200,12 +200,11 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     best_type = _votes_type(layout) if votes else acc
     # labelling: the first class of the largest (weighed) probability, or vote count
     if layout.label_weight is None:
-        weigh = "p[c]", "p[best]"
+        weigh, weigh_type = "p[{c}]", best_type
     elif quantised:
-        weigh = (f"(uint32_t)p[c] * {n}_label_weight[c]",
-                 f"(uint32_t)p[best] * {n}_label_weight[best]")
+        weigh, weigh_type = f"(uint32_t)p[{{c}}] * {n}_label_weight[{{c}}]", "uint32_t"
     else:
-        weigh = f"p[c] * {n}_label_weight[c]", f"p[best] * {n}_label_weight[best]"
+        weigh, weigh_type = f"p[{{c}}] * {n}_label_weight[{{c}}]", "float"
     # adding 0 leaves a sum as it is, bit for bit: a row of one nonzero value adds it alone
     single = "" if "leaf_single" not in tables else f"""\
     c = {n}_leaf_single[leaf];
@@ -234,8 +233,11 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     out.append(f"""static int32_t {n}_best(const {best_type} *p)
 {{
     int32_t c, best = 0;
+    {weigh_type} top = {weigh.format(c="0")}, v;
     for (c = 1; c < {n}_N_CLASSES; c++) {{
-        if ({weigh[0]} > {weigh[1]}) {{
+        v = {weigh.format(c="c")};
+        if (v > top) {{
+            top = v;
             best = c;
         }}
     }}
@@ -332,11 +334,7 @@ static void {n}_codes(const float *features, int16_t *x)
     }}
 }}
 """
-        read = f"""    int16_t x[{n}_N_FEATURES];
-    uint32_t leaf[{n}_N_DAGS];
-    int32_t g;
-    {n}_codes(features, x);
-"""
+        row = f"    int16_t x[{n}_N_FEATURES];\n", f"    {n}_codes(features, x);\n"
     elif layout.inline:
         codes = f"""/* each value's order-preserving integer key (float_keys in jungleseg's
  * export._inline): the bits of its magnitude, negated for a negative sign; NaN the
@@ -355,28 +353,22 @@ static void {n}_keys(const float *features, int32_t *x)
     }}
 }}
 """
-        read = f"""    int32_t x[{n}_N_FEATURES];
-    uint32_t leaf[{n}_N_DAGS];
-    int32_t g;
-    {n}_keys(features, x);
-"""
+        row = f"    int32_t x[{n}_N_FEATURES];\n", f"    {n}_keys(features, x);\n"
     else:
         codes = ""
-        read = f"""    const float *x = features;
-    uint32_t leaf[{n}_N_DAGS];
-    int32_t g;
-"""
+        row = "    const float *x = features;\n", ""
+    # the row as the nodes compare it: declared, then converted
+    read = f"{row[0]}    uint32_t leaf[{n}_N_DAGS];\n    int32_t g;\n{row[1]}"
     walk = inline_walk(layout, n) if layout.inline else _packed_walk(layout, n)
     if votes:  # pure leaves, no label weights: the most voted class
+        calls = "\n".join(f"    votes[{n}_dag{g}(x)]++;" for g in range(layout.n_dags))
         predict = f"""{{
     {_votes_type(layout)} votes[{n}_N_CLASSES];
-{read}    for (g = 0; g < {n}_N_CLASSES; g++) {{
+{row[0]}    int32_t g;
+{row[1]}    for (g = 0; g < {n}_N_CLASSES; g++) {{
         votes[g] = 0;
     }}
-    {n}_walk(x, leaf);
-    for (g = 0; g < {n}_N_DAGS; g++) {{
-        votes[leaf[g]]++;
-    }}
+{calls}
     return {n}_best(votes);
 }}"""
     else:

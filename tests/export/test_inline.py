@@ -65,7 +65,7 @@ def test_pure_leaves_vote_and_match_python(rows, tmp_path, variant, prior_power)
     assert layout.leaf_classes() is not None and "leaf" not in layout.tables()
     _, program = built(clf, tmp_path, variant, "tabular", style="inline")
     text = (tmp_path / variant / "jungle.c").read_text()
-    assert ("votes[leaf[g]]++" in text) == (prior_power == 0)  # weighed labels sum
+    assert ("votes[jungle_dag0(x)]++" in text) == (prior_power == 0)  # weighed labels sum
     rng = np.random.default_rng(2)
     inputs = np.concatenate([X[400:], rng.normal(size=(200, 5)).astype(np.float32) * 20])
     labels, proba, _ = run_harness(program, inputs, 4, proba_dtype(variant, 3), "tabular")
