@@ -1,22 +1,26 @@
 """Jungles on small devices: our C export against emlearn's C export of a scikit-learn
 random forest of about the same accuracy, and the Kinect frame rate from C.
 
-For letter and pendigits (the paper's 50/50 split 0): a jungle (8 DAGs, width 128) is
-trained on the training half. The forest is matched to it without the test half: forests
-of growing size train on three quarters of the training half, and the smallest whose
-accuracy on the last quarter comes within 0.25 points of the jungle's there is retrained
-on the whole training half. The jungle is exported four ways: float and quantised (8-bit
-thresholds: exact on these whole-number columns), each as packed tables walked by a loop
-(``style='tables'``) and as code (``style='inline'``). emlearn exports the forest as
-'inline' code with float features, and as 'inline' code and 'loadable' tables with its
-default int16 features (which truncate scikit-learn's half-integer thresholds,
+For letter and pendigits (the paper's 50/50 split 0), jungle (width 128) and forest are
+matched without the test half: models train on three quarters of the training half, the
+target is an 8-DAG jungle's accuracy on the last quarter, and each family's smallest
+model within 0.25 points of it (jungles of 1 to 8 DAGs, forests of 4 trees or more) is
+retrained on the whole training half. The jungle is exported four ways: float and
+quantised (8-bit thresholds: exact on these whole-number columns), each as packed tables
+walked by a loop (``style='tables'``) and as code (``style='inline'``). emlearn exports
+the forest as 'inline' code with float features, and as 'inline' code and 'loadable'
+tables with its default int16 features (which truncate scikit-learn's half-integer thresholds,
 ``x <= 7.5`` becoming ``x < 7``; only emlearn exports within 0.5 points of the forest's
 own accuracy are compared). Measured:
 
 - flash: text + data of the object file compiled with ``gcc -std=c99 -Os`` (``size``);
 - time per prediction: one program, compiled with ``-O2``, holds every export and times
   them round after round in the same process (CPU time over the test rows, medians of
-  the rounds), so that the machine's load falls on all alike: compare the ratios;
+  the rounds), so that the machine's load falls on all alike: compare the ratios. Every
+  export takes the same float rows: an emlearn int16 export's call converts the row
+  (``(int16_t)x``) inside the timing, and is also timed on rows converted beforehand;
+- with ``--callgrind``, valgrind's instruction count per prediction of each export
+  (every test row once), which the machine's load does not change;
 - accuracy on the test half, and for our exports the labels that differ from Python.
 
 Kinect: a 3-DAG depth model (configs/kinect.yaml at a modest size) on rendered 320x240
@@ -25,7 +29,7 @@ frames in millimetres; the C export (CPU time per frame) against the Numba path
 compared with Python's, and the labels the model's probability smoothing (not exported)
 changes.
 
-    python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200]
+    python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200] [--callgrind]
 
 Figures go to benchmarks/results/embedded.json.
 """
