@@ -60,8 +60,8 @@ def dag_function(layout: Layout, n: str, dag: int) -> str:
         return int(layout.level_first[at[0]]) + at[1]
 
     root = int(layout.roots[dag])
-    if root >= counts[first_level]:  # a DAG that is one leaf
-        lines.append(f"    {leaf(root - int(counts[first_level]))}")
+    if root >= counts[first_level]:  # a DAG that is one leaf: it reads no value
+        lines += ["    (void)x;", f"    {leaf(root - int(counts[first_level]))}"]
         order = []
     else:  # depth first, left child first: a child written next is reached by falling
         order, seen, stack = [], set(), [(first_level, root)]  # through, not a jump

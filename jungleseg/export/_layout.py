@@ -162,6 +162,8 @@ class Layout:
         """The value of the quantised tabular scale ``key`` ('shift' or 'step') shared by
         every column a node reads (the C code then writes it as a constant), or None."""
         values = np.unique(np.asarray(self.quant[key])[np.unique(self.feature)])
+        if not len(values):  # no node reads a column: any constant will do
+            return 0
         return int(values[0]) if len(values) == 1 else None
 
     def leaf_classes(self) -> np.ndarray | None:

@@ -101,3 +101,14 @@ def test_keys_send_every_float_as_a_float_comparison_does(rows, tmp_path):
     finite = np.isfinite(inputs).all(axis=1)
     np.testing.assert_array_equal(got["inline"][0][finite], clf.jungle_.label_indices(
         clf.predict_proba(inputs[finite]), axis=1))
+
+
+@NEEDS_GCC
+@pytest.mark.parametrize("variant", ["float", "quantised"])
+def test_dags_that_are_one_leaf_build_warning_free(rows, tmp_path, variant):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=2, max_width=4, max_depth=0, random_state=0).fit(X, y)
+    _, program = built(clf, tmp_path, variant, "tabular", style="inline")  # -Werror
+    labels, _, _ = run_harness(program, X[:20], 4, proba_dtype(variant, 2), "tabular")
+    np.testing.assert_array_equal(labels, clf.jungle_.label_indices(
+        clf.predict_proba(X[:20]), axis=1))
