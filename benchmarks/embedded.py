@@ -1,22 +1,26 @@
 """Jungles on small devices: our C export against emlearn's C export of a scikit-learn
 random forest of about the same accuracy, and the Kinect frame rate from C.
 
-For letter and pendigits (the paper's 50/50 split 0): a jungle (8 DAGs, width 128) is
-trained on the training half. The forest is matched to it without the test half: forests
-of growing size train on three quarters of the training half, and the smallest whose
-accuracy on the last quarter comes within 0.25 points of the jungle's there is retrained
-on the whole training half. The jungle is exported four ways: float and quantised (8-bit
-thresholds: exact on these whole-number columns), each as packed tables walked by a loop
-(``style='tables'``) and as code (``style='inline'``). emlearn exports the forest as
-'inline' code with float features, and as 'inline' code and 'loadable' tables with its
-default int16 features (which truncate scikit-learn's half-integer thresholds,
+For letter and pendigits (the paper's 50/50 split 0), jungle (width 128) and forest are
+matched without the test half: models train on three quarters of the training half, the
+target is an 8-DAG jungle's accuracy on the last quarter, and each family's smallest
+model within 0.25 points of it (jungles of 1 to 8 DAGs, forests of 4 trees or more) is
+retrained on the whole training half. The jungle is exported four ways: float and
+quantised (8-bit thresholds: exact on these whole-number columns), each as packed tables
+walked by a loop (``style='tables'``) and as code (``style='inline'``). emlearn exports
+the forest as 'inline' code with float features, and as 'inline' code and 'loadable'
+tables with its default int16 features (which truncate scikit-learn's half-integer thresholds,
 ``x <= 7.5`` becoming ``x < 7``; only emlearn exports within 0.5 points of the forest's
 own accuracy are compared). Measured:
 
 - flash: text + data of the object file compiled with ``gcc -std=c99 -Os`` (``size``);
 - time per prediction: one program, compiled with ``-O2``, holds every export and times
   them round after round in the same process (CPU time over the test rows, medians of
-  the rounds), so that the machine's load falls on all alike: compare the ratios;
+  the rounds), so that the machine's load falls on all alike: compare the ratios. Every
+  export takes the same float rows: an emlearn int16 export's call converts the row
+  (``(int16_t)x``) inside the timing, and is also timed on rows converted beforehand;
+- with ``--callgrind``, valgrind's instruction count per prediction of each export
+  (every test row once), which the machine's load does not change;
 - accuracy on the test half, and for our exports the labels that differ from Python.
 
 Kinect: a 3-DAG depth model (configs/kinect.yaml at a modest size) on rendered 320x240
@@ -25,7 +29,7 @@ frames in millimetres; the C export (CPU time per frame) against the Numba path
 compared with Python's, and the labels the model's probability smoothing (not exported)
 changes.
 
-    python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200]
+    python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200] [--callgrind]
 
 Figures go to benchmarks/results/embedded.json.
 """
@@ -88,6 +92,12 @@ int main(int argc, char **argv)
     x16 = malloc(sizeof(int16_t) * (size_t)n * @NF@);
     if (fread(x, sizeof(float), (size_t)n * @NF@, stdin) != (size_t)n * @NF@) return 1;
     for (i = 0; i < n * @NF@; i++) x16[i] = (int16_t)x[i];  /* emlearn's int16 features */
+    if (argc > 3) {  /* every row once through model argv[3]: for callgrind */
+        m = atoi(argv[3]);
+        for (i = 0; i < n; i++)
+            sink += models[m](x + (size_t)i * @NF@, x16 + (size_t)i * @NF@);
+        return 0;
+    }
     for (m = 0; m < N_MODELS; m++) {
         for (i = 0; i < n; i++)
             printf("%d ", (int)models[m](x + (size_t)i * @NF@, x16 + (size_t)i * @NF@));
@@ -135,24 +145,40 @@ def emlearn_export(forest, method: str, dtype: str, folder: Path) -> tuple[str, 
     return name, object_size(folder / f"{name}.c", [emlearn.includedir])
 
 
+#: Suffix of an emlearn int16 export timed on rows converted to int16 before the timing
+#: (a reference: the other entries all convert the same float rows inside the call).
+GIVEN_INT16 = "_given_int16_rows"
+
+
 def time_in_one_process(folder: Path, ours: list[str], emlearn_models: dict[str, str],
-                        X: np.ndarray, rounds: int, repeat: int) -> dict:
+                        X: np.ndarray, rounds: int, repeat: int,
+                        callgrind: bool = False) -> dict:
     """Compile one program (-O2) with our exports ``ours`` (C prefixes, sources in
     ``folder``) and emlearn's (name: feature type), run it on the rows ``X``; returns
-    {name: (labels, median seconds per prediction)}."""
+    {name: (labels, median seconds per prediction, callgrind instructions per prediction
+    or None)}. Every model takes the same float rows: an int16 export's call converts
+    the row to int16 (``(int16_t)x``, as emlearn's own tools do) inside the timing; it is
+    also timed on rows converted beforehand (name + GIVEN_INT16)."""
     import emlearn
 
-    names = [*ours, *emlearn_models]
-    wrappers = [f"static int32_t call_{m}(const float *row, const int16_t *row16)\n{{\n"
-                f"    (void)row16;\n    return {m}_predict(row);\n}}" for m in ours]
+    nf = X.shape[1]
+    calls = {m: f"    (void)row16;\n    return {m}_predict(row);" for m in ours}
     for m, dtype in emlearn_models.items():
-        row, unused = ("row16", "row") if dtype == "int16_t" else ("row", "row16")
-        wrappers.append(f"static int32_t call_{m}(const float *row, const int16_t *row16)\n"
-                        f"{{\n    (void){unused};\n    return {m}_predict({row}, @NF@);\n}}")
-    main = (SAME_PROCESS.replace("@INCLUDES@", "\n".join(f'#include "{m}.h"' for m in names))
+        if dtype == "int16_t":
+            calls[m] = (f"    int16_t v[{nf}];\n    int32_t j;\n    (void)row16;\n"
+                        f"    for (j = 0; j < {nf}; j++) v[j] = (int16_t)row[j];\n"
+                        f"    return {m}_predict(v, {nf});")
+            calls[m + GIVEN_INT16] = f"    (void)row;\n    return {m}_predict(row16, {nf});"
+        else:
+            calls[m] = f"    (void)row16;\n    return {m}_predict(row, {nf});"
+    names = list(calls)
+    wrappers = [f"static int32_t call_{m}(const float *row, const int16_t *row16)\n{{\n"
+                f"{body}\n}}" for m, body in calls.items()]
+    main = (SAME_PROCESS.replace("@INCLUDES@", "\n".join(f'#include "{m}.h"' for m in
+                                                          [*ours, *emlearn_models]))
             .replace("@WRAPPERS@", "\n".join(wrappers))
             .replace("@MODELS@", ", ".join(f"call_{m}" for m in names))
-            .replace("@NF@", str(X.shape[1])))
+            .replace("@NF@", str(nf)))
     (folder / "same_process.c").write_text(main)
     program = folder / "same_process"
     subprocess.run(["gcc", "-std=c99", "-O2", f"-I{emlearn.includedir}", f"-I{folder}", "-o",
@@ -161,8 +187,20 @@ def time_in_one_process(folder: Path, ours: list[str], emlearn_models: dict[str,
     data = np.int32(len(X)).tobytes() + np.ascontiguousarray(X, np.float32).tobytes()
     lines = subprocess.run([str(program), str(rounds), str(repeat)], input=data,
                            capture_output=True, check=True).stdout.decode().splitlines()
-    return {m: (np.array(lines[k].split(), np.int64), float(lines[len(names) + k]))
-            for k, m in enumerate(names)}
+    out = {}
+    for k, m in enumerate(names):
+        instructions = None
+        if callgrind:  # instructions of the model's calls on every row once, per row
+            log = folder / f"callgrind_{m}.log"
+            subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect=call_{m}",
+                            f"--callgrind-out-file={folder / 'callgrind.out'}",
+                            f"--log-file={log}", str(program), "1", "1", str(k)],
+                           input=data, capture_output=True, check=True)
+            collected = [line for line in log.read_text().splitlines() if "Collected" in line]
+            instructions = int(collected[0].split()[-1]) / len(X)
+        out[m] = (np.array(lines[k].split(), np.int64), float(lines[len(names) + k]),
+                  instructions)
+    return out
 
 
 def matched_forest(X, y, target: float, seed: int):
@@ -193,7 +231,8 @@ OURS = {"jungle_tables_float": ("float", "tables"),
 EMLEARN = (("inline", "float"), ("inline", "int16_t"), ("loadable", "int16_t"))
 
 
-def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
+def tabular(name: str, data: str, rounds: int, work: Path, callgrind: bool = False
+            ) -> dict:
     from jungleseg import JungleClassifier
     from jungleseg.datasets.uci import load_uci, paper_splits
     from jungleseg.export import export_c
@@ -204,13 +243,28 @@ def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
     train = rng.permutation(train)
     params = dict(n_estimators=8, max_width=128, random_state=0)
     cut = len(train) * 3 // 4
-    jungle_val = JungleClassifier(**params).fit(X[train[:cut]], y[train[:cut]])
-    target = float((jungle_val.predict(X[train[cut:]]) == y[train[cut:]]).mean())
+
+    def validation(n_dags: int) -> float:
+        fitted = JungleClassifier(**{**params, "n_estimators": n_dags}).fit(
+            X[train[:cut]], y[train[:cut]])
+        return float((fitted.predict(X[train[cut:]]) == y[train[cut:]]).mean())
+
+    # one target for both families, the 8-DAG jungle's validation accuracy: each is the
+    # smallest of its kind within 0.25 points of it
+    target = validation(params["n_estimators"])
+    jungle_tried = []
+    for n_dags in range(1, params["n_estimators"] + 1):
+        jungle_tried.append((n_dags, target if n_dags == params["n_estimators"]
+                             else validation(n_dags)))
+        if jungle_tried[-1][1] >= target - 0.0025:
+            break
+    params["n_estimators"] = n_dags
     jungle = JungleClassifier(**params).fit(X[train], y[train])
     forest, tried = matched_forest(X[train], y[train], target, 0)
     out = {"jungle": {"params": {k: v for k, v in params.items()},
                       "nodes": jungle.node_count_,
-                      "accuracy": float((jungle.predict(X[test]) == y[test]).mean())},
+                      "accuracy": float((jungle.predict(X[test]) == y[test]).mean()),
+                      "validation_search": jungle_tried, "target_validation_accuracy": target},
            "forest": {"n_estimators": forest.n_estimators,
                       "nodes": int(sum(e.tree_.node_count for e in forest.estimators_)),
                       "accuracy": float((forest.predict(X[test]) == y[test]).mean()),
@@ -229,11 +283,15 @@ def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
         emlearn_models[key] = dtype
         out[key] = {"flash": flash}
     repeat = max(1, 100000 // len(test))
-    timed = time_in_one_process(folder, list(OURS), emlearn_models, X[test], rounds, repeat)
-    for key, (labels, seconds) in timed.items():
+    timed = time_in_one_process(folder, list(OURS), emlearn_models, X[test], rounds, repeat,
+                                callgrind)
+    for key, (labels, seconds, instructions) in timed.items():
         classes = jungle.classes_ if key in OURS else forest.classes_
+        out.setdefault(key, {"flash": out[key.removesuffix(GIVEN_INT16)]["flash"]})
         out[key]["accuracy"] = float((classes[labels] == y[test]).mean())
         out[key]["us_per_prediction"] = seconds * 1e6
+        if instructions is not None:
+            out[key]["callgrind_instructions_per_prediction"] = instructions
         if key in OURS:
             out[key]["labels_differing_from_python"] = float(np.mean(labels != python_labels))
     # emlearn exports within 0.5 points of the forest's own accuracy: the comparison
@@ -246,6 +304,8 @@ def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
     smallest = min(correct, key=lambda k: out[k]["flash"])
     fastest = min(correct, key=lambda k: out[k]["us_per_prediction"])
     ours_fastest = min(OURS, key=lambda k: out[k]["us_per_prediction"])
+    given = [k + GIVEN_INT16 for k in correct if k + GIVEN_INT16 in out]
+    given_fastest = min(given, key=lambda k: out[k]["us_per_prediction"], default=None)
     out["ratios"] = {
         "emlearn_smallest": smallest, "emlearn_fastest": fastest,
         "tables_quantised_flash_over_emlearn_smallest":
@@ -257,6 +317,10 @@ def tabular(name: str, data: str, rounds: int, work: Path) -> dict:
             out[ours_fastest]["us_per_prediction"] / out[fastest]["us_per_prediction"],
         **{f"{k}_time_over_emlearn_fastest": out[k]["us_per_prediction"]
            / out[fastest]["us_per_prediction"] for k in OURS},
+        **({"emlearn_fastest_given_int16_rows": given_fastest,
+            "ours_fastest_time_over_emlearn_fastest_given_int16_rows":
+                out[ours_fastest]["us_per_prediction"]
+                / out[given_fastest]["us_per_prediction"]} if given else {}),
         "inline_float_flash_over_emlearn_inline_float":
             out["jungle_inline_float"]["flash"] / out["rf_inline_float"]["flash"],
         "accuracy_points_jungle_minus_forest": 100 * (out["jungle"]["accuracy"]
@@ -299,7 +363,7 @@ def kinect(n_frames: int, n_test: int, rounds: int, work: Path) -> dict:
             "foreground_labels_differing_from_python": float(
                 np.mean(got[foreground] != np.stack(python)[foreground])),
             "foreground_accuracy": float(np.mean(got[foreground] == test_labels[foreground]))}
-    out["numba"] = {"foreground_accuracy": float(np.mean(
+    out["numba"] = {"threads": numba.get_num_threads(), "foreground_accuracy": float(np.mean(
         np.stack(python)[foreground] == test_labels[foreground]))}
     times = {"float": [], "quantised": [], "numba": []}
     for _ in range(rounds):
@@ -338,6 +402,9 @@ def main() -> None:
                         help="training frames of the Kinect model (0: skip Kinect)")
     parser.add_argument("--kinect-test", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count each tabular export's instructions per prediction "
+                             "with valgrind's callgrind (repeatable under load)")
     args = parser.parse_args()
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     results["machine_note"] = ("2 shared cores under other load: times are medians of "
@@ -346,7 +413,7 @@ def main() -> None:
         work = Path(work)
         for name in args.sets:
             (work / name).mkdir()
-            results[name] = tabular(name, args.data, args.rounds, work)
+            results[name] = tabular(name, args.data, args.rounds, work, args.callgrind)
             print(name, json.dumps(results[name], indent=1), flush=True)
         if args.kinect_frames:
             results["kinect"] = kinect(args.kinect_frames, args.kinect_test, args.rounds, work)

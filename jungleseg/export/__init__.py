@@ -61,6 +61,8 @@ def footprint(model, variant: str = "float", layout=None, threshold_bits: int = 
         ram += 4 * layout.n_dags * (1 if layout.inline else 4)
     if layout.kind == "tabular" and layout.variant == "quantised":
         ram += 2 * layout.n_features  # the row's 16-bit codes
+    elif layout.kind == "tabular" and layout.inline:
+        ram += 4 * layout.n_features  # the row's 32-bit keys
     return {"tables": layout.table_bytes(), "ram": ram}
 
 

@@ -180,7 +180,7 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
     quantised = layout.variant == "quantised"
     tables = layout.tables()
     out = [_readme(layout, name, family, footprint), f'#include "{n}.h"']
-    if quantised and layout.kind in ("tabular", "colour"):
+    if (quantised and layout.kind in ("tabular", "colour")) or layout.inline:
         out.append("#include <string.h>")
     out.append("")
     if not layout.inline:
@@ -195,14 +195,16 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
             out.append(c_array(f"{n}_{key}", ctype, values))
     acc = _acc_type(layout)
     leaf_type = "uint8_t" if quantised else "float"
-    # labelling: the first class of the largest (weighed) probability
+    classes = layout.leaf_classes()
+    votes = classes is not None and layout.label_weight is None
+    best_type = _votes_type(layout) if votes else acc
+    # labelling: the first class of the largest (weighed) probability, or vote count
     if layout.label_weight is None:
-        weigh = "p[c]", "p[best]"
+        weigh, weigh_type = "p[{c}]", best_type
     elif quantised:
-        weigh = (f"(uint32_t)p[c] * {n}_label_weight[c]",
-                 f"(uint32_t)p[best] * {n}_label_weight[best]")
+        weigh, weigh_type = f"(uint32_t)p[{{c}}] * {n}_label_weight[{{c}}]", "uint32_t"
     else:
-        weigh = f"p[c] * {n}_label_weight[c]", f"p[best] * {n}_label_weight[best]"
+        weigh, weigh_type = f"p[{{c}}] * {n}_label_weight[{{c}}]", "float"
     # adding 0 leaves a sum as it is, bit for bit: a row of one nonzero value adds it alone
     single = "" if "leaf_single" not in tables else f"""\
     c = {n}_leaf_single[leaf];
@@ -211,18 +213,15 @@ def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:
         return;
     }}
 """
-    out.append(f"""static int32_t {n}_best(const {acc} *p)
+    if classes is not None:  # pure leaves: the walk gives classes, a leaf adds its value
+        value = c_float(1.0) if not quantised else "255"
+        add_leaf = f"""static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 {{
-    int32_t c, best = 0;
-    for (c = 1; c < {n}_N_CLASSES; c++) {{
-        if ({weigh[0]} > {weigh[1]}) {{
-            best = c;
-        }}
-    }}
-    return best;
+    acc[leaf] += {value};  /* leaf: the DAG's class (every leaf is pure) */
 }}
-
-static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
+"""
+    else:
+        add_leaf = f"""static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
 {{
     const {leaf_type} *row = {n}_leaf[leaf];
     int32_t c;
@@ -230,7 +229,22 @@ static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
         acc[c] += row[c];
     }}
 }}
-""")
+"""
+    out.append(f"""static int32_t {n}_best(const {best_type} *p)
+{{
+    int32_t c, best = 0;
+    {weigh_type} top = {weigh.format(c="0")}, v;
+    for (c = 1; c < {n}_N_CLASSES; c++) {{
+        v = {weigh.format(c="c")};
+        if (v > top) {{
+            top = v;
+            best = c;
+        }}
+    }}
+    return best;
+}}
+
+{add_leaf}""")
     if not quantised:
         scale = c_float(np.float32(1.0 / layout.n_dags))
         out.append(f"""static void {n}_scale({acc} *acc)
@@ -245,7 +259,7 @@ static void {n}_add_leaf(uint32_t leaf, {acc} *acc)
     if quantised and layout.kind in ("tabular", "colour"):
         out.append(_fixed_function(n))
     if layout.kind == "tabular":
-        out.append(_tabular_runtime(layout, n, acc, scale_call))
+        out.append(_tabular_runtime(layout, n, acc, scale_call, votes))
     elif layout.kind == "depth":
         out.append(depth_runtime(layout, n, acc, scale_call))
     else:
@@ -292,7 +306,13 @@ static int32_t {n}_fixed(const float *x, int32_t shift)
 """
 
 
-def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
+def _votes_type(layout: Layout) -> str:
+    """The C type of a class's vote count (one vote per DAG)."""
+    return "uint8_t" if layout.n_dags < 1 << 8 else "uint16_t" if layout.n_dags < 1 << 16 \
+        else "uint32_t"
+
+
+def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str, votes: bool) -> str:
     quantised = layout.variant == "quantised"
     if quantised:
         shift = layout.uniform("shift")
@@ -304,23 +324,64 @@ def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str) -> str:
         v = v >= 0 ? v >> {step}
             : -(int32_t)(((uint32_t)-v + ((uint32_t)1 << {step}) - 1u) >> {step});
 """
-        read = f"""    int16_t x[{n}_N_FEATURES];
-    int32_t j, g;
+        codes = f"""/* each column's 16-bit code */
+static void {n}_codes(const float *features, int16_t *x)
+{{
+    int32_t j;
     for (j = 0; j < {n}_N_FEATURES; j++) {{
         int32_t v = {n}_fixed(&features[j], {shift}) - {n}_offset[j];
 {divide}        x[j] = (int16_t)(v < -32768 ? -32768 : (v > 32767 ? 32767 : v));
     }}
+}}
 """
+        row = f"    int16_t x[{n}_N_FEATURES];\n", f"    {n}_codes(features, x);\n"
+    elif layout.inline:
+        codes = f"""/* each value's order-preserving integer key (float_keys in jungleseg's
+ * export._inline): the bits of its magnitude, negated for a negative sign; NaN the
+ * largest, so that it goes right as x < t is false for it */
+static void {n}_keys(const float *features, int32_t *x)
+{{
+    int32_t j;
+    for (j = 0; j < {n}_N_FEATURES; j++) {{
+        uint32_t bits, magnitude;
+        int32_t key, sign;
+        memcpy(&bits, &features[j], sizeof bits);  /* the float's bits, as an integer */
+        magnitude = bits & 0x7fffffffu;
+        sign = -(int32_t)(bits >> 31);  /* 0, or -1 for a negative sign */
+        key = ((int32_t)magnitude ^ sign) - sign;
+        x[j] = magnitude > 0x7f800000u ? 0x7fffffff : key;
+    }}
+}}
+"""
+        row = f"    int32_t x[{n}_N_FEATURES];\n", f"    {n}_keys(features, x);\n"
     else:
-        read = """    const float *x = features;
-    int32_t g;
-"""
+        codes = ""
+        row = "    const float *x = features;\n", ""
+    # the row as the nodes compare it: declared, then converted
+    read = f"{row[0]}    uint32_t leaf[{n}_N_DAGS];\n    int32_t g;\n{row[1]}"
     walk = inline_walk(layout, n) if layout.inline else _packed_walk(layout, n)
+    if votes:  # pure leaves, no label weights: the most voted class
+        calls = "\n".join(f"    votes[{n}_dag{g}(x)]++;" for g in range(layout.n_dags))
+        predict = f"""{{
+    {_votes_type(layout)} votes[{n}_N_CLASSES];
+{row[0]}    int32_t g;
+{row[1]}    for (g = 0; g < {n}_N_CLASSES; g++) {{
+        votes[g] = 0;
+    }}
+{calls}
+    return {n}_best(votes);
+}}"""
+    else:
+        predict = f"""{{
+    {acc} p[{n}_N_CLASSES];
+    {n}_sum(features, p);
+    return {n}_best(p);
+}}"""
     return f"""{walk}
+{codes}
 static void {n}_sum(const float *features, {acc} *acc)
 {{
-{read}    uint32_t leaf[{n}_N_DAGS];
-    for (g = 0; g < {n}_N_CLASSES; g++) {{
+{read}    for (g = 0; g < {n}_N_CLASSES; g++) {{
         acc[g] = 0;
     }}
     {n}_walk(x, leaf);
@@ -335,11 +396,7 @@ void {n}_predict_proba(const float *features, {n}_proba_t *proba)
 }}
 
 int32_t {n}_predict(const float *features)
-{{
-    {acc} p[{n}_N_CLASSES];
-    {n}_sum(features, p);
-    return {n}_best(p);
-}}
+{predict}
 """
 
 

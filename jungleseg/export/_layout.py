@@ -162,7 +162,26 @@ class Layout:
         """The value of the quantised tabular scale ``key`` ('shift' or 'step') shared by
         every column a node reads (the C code then writes it as a constant), or None."""
         values = np.unique(np.asarray(self.quant[key])[np.unique(self.feature)])
+        if not len(values):  # no node reads a column: any constant will do
+            return 0
         return int(values[0]) if len(values) == 1 else None
+
+    def leaf_classes(self) -> np.ndarray | None:
+        """Inline tabular models whose leaf rows each hold one nonzero value, the same in
+        every row (pure leaves: 1.0, or 255 quantised): the class of each row, else None.
+        Their code returns a DAG's class instead of a leaf row, and needs no leaf table:
+        a class's sum over k DAGs is k times the value, exactly (k is small), so
+        ``predict`` counts votes and takes the most voted class."""
+        if not self.inline:
+            return None
+        leaves = np.asarray(self.leaves)
+        nonzero = leaves != 0
+        if not len(leaves) or np.any(nonzero.sum(axis=1) != 1):
+            return None
+        values = leaves[nonzero]
+        if np.any(values != (1 if self.variant == "float" else 255)):
+            return None
+        return nonzero.argmax(axis=1)
 
     def tables(self) -> dict[str, tuple[str, np.ndarray]]:
         """Every constant table of the model by name: (C type, values)."""
@@ -197,8 +216,10 @@ class Layout:
             out["kind"] = ("uint8_t", self.feature)
             out.update(colour_param_tables(self.params))
             out["threshold"] = ("int16_t" if quantised else "float", self.threshold)
-        out["leaf"] = ("uint8_t" if quantised else "float", self.leaves)
-        if self.inline:  # code for speed: rows of one nonzero value add just that value
+        if self.leaf_classes() is None:
+            out["leaf"] = ("uint8_t" if quantised else "float", self.leaves)
+        if self.inline and "leaf" in out:  # code for speed: rows of one nonzero value add
+            # just that value
             nonzero = np.asarray(self.leaves) != 0
             single = np.where(nonzero.sum(axis=1) == 1, nonzero.argmax(axis=1), self.n_classes)
             out["leaf_single"] = (c_int_type(0, self.n_classes), single)

@@ -24,7 +24,8 @@ def test_export_writes_header_and_source_and_reports_the_footprint(rows, tmp_pat
     assert sizes["ram"] == 4 * 2 + 5 * 2 + 2 * 16
     assert sizes["tables"] == pack_layout(clf.jungle_, "quantised").table_bytes()
     assert footprint(clf, "float")["ram"] == 4 * 4 + 2 * 16
-    assert footprint(clf, "float", style="inline")["ram"] == 4 * 4 + 2 * 4  # leaf rows only
+    # leaf rows, and the row's 5 32-bit keys
+    assert footprint(clf, "float", style="inline")["ram"] == 4 * 4 + 2 * 4 + 5 * 4
     assert not list((tmp_path / "out").glob(".*"))  # no temporary files left behind
 
 
