@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -118,3 +119,22 @@ def _read_lines(path: str) -> list[str]:
             return file.readlines()
     except OSError:
         return []
+
+
+def mosaic_zarr(path: Path, images: list, size: int, chunk: int):
+    """A size x size RGB zarr image tiled from ``images`` (each chunk a grid of them,
+    starting at a different image), written chunk by chunk."""
+    import zarr
+
+    z = zarr.open_array(str(path), mode="w", shape=(size, size, 3), chunks=(chunk, chunk, 3),
+                        dtype=np.uint8)
+    h, w = min(im.shape[0] for im in images), min(im.shape[1] for im in images)
+    rows, cols = -(-chunk // h), -(-chunk // w)
+    for r in range(0, size, chunk):
+        for c in range(0, size, chunk):
+            k = (r // chunk * 7 + c // chunk) % len(images)
+            block = np.concatenate([np.concatenate([images[(k + i * cols + j) % len(images)]
+                                                    [:h, :w] for j in range(cols)], axis=1)
+                                    for i in range(rows)], axis=0)
+            z[r:r + chunk, c:c + chunk] = block[:min(chunk, size - r), :min(chunk, size - c)]
+    return z

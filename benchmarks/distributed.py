@@ -35,15 +35,19 @@ from jungleseg.config import load_config  # noqa: E402
 from jungleseg.datasets import load_benchmark  # noqa: E402
 
 
-def _write_results(name: str, figures: dict) -> None:
-    """``_common.write_results``, imported by path (this folder is not on sys.path)."""
+def _common():
+    """The module ``_common``, imported by path (this folder is not on sys.path)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
         "_common", Path(__file__).resolve().parent / "_common.py")
     common = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(common)
-    common.write_results(name, figures)
+    return common
+
+
+def _write_results(name: str, figures: dict) -> None:
+    _common().write_results(name, figures)
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 REDUCED = {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width": 64,
@@ -92,24 +96,6 @@ def timed(run) -> tuple[float, object]:
     start = time.perf_counter()
     result = run()
     return time.perf_counter() - start, result
-
-
-def mosaic_zarr(path: Path, images: list, size: int, chunk: int):
-    """A size x size RGB zarr image tiled from ``images``, written chunk by chunk."""
-    import zarr
-
-    z = zarr.open_array(str(path), mode="w", shape=(size, size, 3), chunks=(chunk, chunk, 3),
-                        dtype=np.uint8)
-    h, w = min(im.shape[0] for im in images), min(im.shape[1] for im in images)
-    rows, cols = -(-chunk // h), -(-chunk // w)
-    for r in range(0, size, chunk):
-        for c in range(0, size, chunk):
-            k = (r // chunk * 7 + c // chunk) % len(images)
-            block = np.concatenate([np.concatenate([images[(k + i * cols + j) % len(images)]
-                                                    [:h, :w] for j in range(cols)], axis=1)
-                                    for i in range(rows)], axis=0)
-            z[r:r + chunk, c:c + chunk] = block[:min(chunk, size - r), :min(chunk, size - c)]
-    return z
 
 
 def _sent(dask_worker) -> int:
@@ -238,7 +224,7 @@ def main() -> None:
     small_px = sum(im.shape[0] * im.shape[1] for im in test.images)
     with tempfile.TemporaryDirectory() as folder:
         big = Path(folder) / "big.zarr"
-        mosaic_zarr(big, test.images, args.size, args.chunk)
+        _common().mosaic_zarr(big, test.images, args.size, args.chunk)
         if not results:  # the small images one by one on 2 workers, for the ratio
             with jd.connect(workers=2) as client:
                 jd.segment_images(client, local.jungle_, test.images[:2])

@@ -10,19 +10,33 @@ frames. The estimates of the full data sets (all 572 Stanford images), which tak
 longer than this benchmark, are printed beside them, with the store as it is and with
 one byte per channel value (quantised codes).
 
+``--zarr SIZE`` measures instead what a user runs on a cluster: ``jungleseg segment
+big.zarr --out labels.zarr --workers 2`` on a SIZE x SIZE RGB zarr mosaic of Stanford
+photos (chunks of 1024), in its own process; the peak of the resident memory summed over
+that process and all its descendants (scheduler, nannies and workers), sampled every
+50 ms, and each process's own peak (:class:`TreeRSS`). Its model has the stanford
+preset's channels (what a window's working set depends on) and a smaller jungle (4 DAGs
+of depth 14, trained on ``--images`` Stanford images), so that the run takes minutes.
+
     python benchmarks/memory.py [--size 2000] [--quick] [--images 40] [--train-only]
                                 [--presets stanford,volume] [--pads]
+    python benchmarks/memory.py --zarr 20480 [--images 20] [--folder DIR]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_results  # noqa: E402
+from _common import mosaic_zarr, write_results  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -209,6 +223,84 @@ def pad_figures(data, n_images: int) -> dict:
     return figures
 
 
+class TreeRSS:
+    """The peak of the resident memory summed over a process and all its descendants,
+    and each one's own peak, sampled every 50 ms; ``trace``: the sum every ``every``
+    seconds (whether it creeps)."""
+
+    def __init__(self, pid: int, every: float = 30.0):
+        import psutil
+
+        self.root, self.every = psutil.Process(pid), every
+        self.peak, self.own, self.trace = 0, {}, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        import psutil
+
+        start = last = time.perf_counter()
+        while not self._stop.is_set():
+            total = 0
+            for p in [self.root, *self.root.children(recursive=True)]:
+                try:
+                    rss = p.memory_info().rss
+                    name = " ".join(p.cmdline()[1:3])[:60]
+                except psutil.Error:
+                    continue
+                total += rss
+                key = f"{p.pid} {name}"
+                self.own[key] = max(self.own.get(key, 0), rss)
+            self.peak = max(self.peak, total)
+            if time.perf_counter() - last >= self.every:
+                last = time.perf_counter()
+                self.trace.append((round(last - start), total))
+            time.sleep(0.05)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def zarr_on_workers(size: int, n_images: int, data, folder: Path) -> dict:
+    """``jungleseg segment`` of a size x size zarr on 2 workers (module docstring); the
+    model and the mosaic are made in ``folder`` unless they are there already."""
+    from jungleseg import save_model
+    from jungleseg.config import load_config
+    from jungleseg.datasets import load_benchmark
+
+    model, big = folder / "model.h5", folder / f"big{size}.zarr"
+    if not model.exists():
+        config = load_config(REPO / "configs" / "stanford.yaml").with_overrides(
+            {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width": 64,
+             "jungle.n_candidate_features": 40, "sampling.samples_per_image": 500})
+        train = load_benchmark("stanford", "train", data, n_images)
+        save_model(config.estimator().fit(train.images, train.labels).jungle_, model)
+    if not big.exists():
+        mosaic_zarr(big, load_benchmark("stanford", "test", data, 40).images, size, 1024)
+    out = folder / "labels.zarr"
+    command = [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(big),
+               "--out", str(out), "--workers", "2", "--quiet"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=REPO)
+    with TreeRSS(process.pid) as rss:
+        code = process.wait()
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"size": size, "chunk": 1024, "chunks": (-(-size // 1024)) ** 2, "exit_code": code,
+            "command": " ".join(["jungleseg", *command[3:]]),
+            "peak_all_processes_mb": rss.peak / 1e6,
+            "peak_each_process_mb": {k: v / 1e6 for k, v in sorted(rss.own.items())},
+            "sum_every_30_s_mb": [[t, round(v / 1e6)] for t, v in rss.trace],
+            "wall_seconds": seconds, "cpu_seconds": cpu, "load_average": os.getloadavg()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=2000, help="side of the segmented image")
@@ -222,7 +314,20 @@ def main() -> None:
                         help="training cases of these presets only, comma-separated")
     parser.add_argument("--pads", action="store_true",
                         help="only what the training store's border costs (pad_figures)")
+    parser.add_argument("--zarr", type=int, metavar="SIZE", default=None,
+                        help="only `jungleseg segment --workers 2` of a SIZE x SIZE zarr "
+                             "(zarr_on_workers)")
+    parser.add_argument("--folder", default=None,
+                        help="with --zarr: where the model and the mosaic are made, or found "
+                             "from an earlier run (default: a temporary folder)")
     args = parser.parse_args()
+    if args.zarr:
+        with tempfile.TemporaryDirectory() as temporary:
+            figures = zarr_on_workers(args.zarr, args.images, args.data,
+                                      Path(args.folder or temporary))
+        print(json.dumps(figures, indent=1))
+        write_results("memory_zarr", figures)
+        return
     if args.pads:
         figures = pad_figures(args.data, args.images)
         print(json.dumps(figures, indent=1))

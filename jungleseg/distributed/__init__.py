@@ -11,9 +11,10 @@
   for data that no worker holds (:mod:`._dataparallel`, growth on shards in
   :mod:`._sharded`), the same model again.
 * :func:`segment_array`: a large image or volume (dask array, zarr array, NumPy array) in
-  chunks with :func:`dask.array.map_overlap`, each with a halo of the model's probe margin
-  plus the smoothing's reach: equal to whole-image segmentation, written to zarr by the
-  workers when ``out`` is given.
+  chunks, one task per chunk that reads its window (the chunk with a halo of the model's
+  probe margin plus the smoothing's reach) and passes no data to other tasks: equal to
+  whole-image segmentation, a worker holding one window whatever the size, written to
+  zarr by the workers when ``out`` is given.
 * :func:`segment_files` and :func:`segment_images`: the images of a folder, or of a list,
   as tasks.
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..segmentation import segment_file
-from ._cluster import _TASK_THREADS, prepare_workers, require_dask, warm_up
+from ._cluster import _TASK_THREADS, prepare_workers, require_dask, warm_up, worker_threads
 
 _PLANS: dict = {}  # per worker process: the last training plan, by token
 _MODELS: dict = {}  # per worker process: models read from files, by (path, mtime)
@@ -138,7 +138,8 @@ def _halo(jungle, smoothing: int) -> tuple[int, ...]:
 
 def _chunks(n: int, size: int, halo: int) -> tuple[int, ...]:
     """Chunks of ``size`` along an axis of ``n``, the last merged into the one before
-    when it is smaller than the halo (map_overlap's halo comes from one neighbour)."""
+    when it is smaller than the halo (a window that is mostly halo costs more than the
+    pixels it labels)."""
     size = max(size, halo, 1)
     chunks = [size] * (n // size) + ([n % size] if n % size else [])
     if len(chunks) > 1 and chunks[-1] < halo:
@@ -146,18 +147,29 @@ def _chunks(n: int, size: int, halo: int) -> tuple[int, ...]:
     return tuple(chunks)
 
 
+#: Tasks of :func:`segment_array` handed to the scheduler at once, per task slot of the
+#: cluster: enough to keep every slot busy, few enough that the windows sent with them
+#: (NumPy and dask inputs) stay a bounded amount of memory.
+TASKS_PER_SLOT = 2
+
+
 def segment_array(model, array, client=None, out: str | os.PathLike | None = None,
                   chunk: int | None = None, smoothing: int | None = None,
                   halo: Sequence[int] | None = None):
     """Labels of a large image (H, W[, C]) or, with a volume model, volume (D, H, W[, C]),
-    segmented chunk by chunk with :func:`dask.array.map_overlap`, equal to
-    :func:`jungleseg.segment` of the whole.
+    segmented chunk by chunk, equal to :func:`jungleseg.segment` of the whole.
+
+    Each chunk is one task that reads its window (the chunk and its halo) and nothing
+    else: no data passes between tasks, so a worker holds one window at a time whatever
+    the size of the image. A zarr array (or another lazy array) is read by the workers
+    themselves; the windows of a NumPy array are sent by this process, and those of a
+    dask array computed on the cluster, a few tasks ahead of the workers.
 
     Parameters
     ----------
     model : Jungle or fitted JungleSegmenter
     array : dask array, zarr array or array-like
-        Read chunk by chunk (a zarr array's own chunks unless ``chunk`` is given).
+        Read window by window (chunks of a zarr array's own size unless ``chunk`` is given).
     client : distributed.Client, optional
         Where the chunks are segmented; None: in this process, one chunk at a time.
     out : path, optional
@@ -172,8 +184,7 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         reach, the least for which the result equals the whole image's.
     """
     require_dask("segment_array")
-    import dask
-    import dask.array as da
+    from dask import is_dask_collection
 
     from ..segmentation._segment import _checked_smoothing, label_dtype
 
@@ -181,50 +192,112 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     smoothing = _checked_smoothing(jungle, smoothing)
     spatial = jungle.family.spatial_ndim
     halo = tuple(int(h) for h in (_halo(jungle, smoothing) if halo is None else halo))
-    if len(np.shape(array)) < spatial:
+    if not hasattr(array, "shape"):
+        array = np.asarray(array)
+    if len(array.shape) < spatial:
         raise ValueError(f"array of shape {np.shape(array)}: the model segments "
                          f"{'volumes' if spatial == 3 else 'images'}")
     own = getattr(array, "chunks", None)  # a zarr array's chunks: (int, ...)
     if chunk is None:
         chunk = own[0] if own and isinstance(own[0], int) else (128 if spatial == 3 else 1024)
-    shape = tuple(int(n) for n in np.shape(array))
-    chunks = tuple(_chunks(n, chunk, h) for n, h in zip(shape, halo)) \
-        + tuple((n,) for n in shape[spatial:])
-    x = array.rechunk(chunks) if isinstance(array, da.Array) else \
-        da.from_array(array, chunks=chunks)
-    starts = [np.cumsum((0,) + c) for c in x.chunks[:spatial]]
-    shape = shape[:spatial]
-    halo = tuple(h if len(c) > 1 else 0 for h, c in zip(halo, x.chunks))  # one chunk: whole
+    shape = tuple(int(n) for n in array.shape[:spatial])
+    grid = [np.cumsum((0,) + _chunks(n, chunk, h)) for n, h in zip(shape, halo)]
+    regions = [tuple((int(s[i]), int(s[i + 1])) for s, i in zip(grid, where))
+               for where in np.ndindex(*(len(s) - 1 for s in grid))]
     # labels written to zarr take the smallest type that holds them (a byte for most models)
     dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
-
-    def block(window, model, block_info=None):
-        where = block_info[0]["chunk-location"][:spatial]
-        inner = tuple((int(s[i]), int(s[i + 1])) for s, i in zip(starts, where))
-        outer = tuple((max(a - h, 0), max(a - h, 0) + window.shape[k])
-                      for k, ((a, _), h) in enumerate(zip(inner, halo)))
-        return _segment_block(model, np.asarray(window), outer, inner, shape,
-                              smoothing).astype(dtype, copy=False)
-
-    depth = {k: (halo[k] if k < spatial else 0) for k in range(x.ndim)}
-    # the model is one node of the graph that every chunk's task depends on, not a copy
-    # pickled into each task (hundreds of MB for a large image)
-    labels = da.map_overlap(block, x, depth=depth, boundary="none", trim=False,
-                            chunks=x.chunks[:spatial], dtype=dtype,
-                            drop_axis=list(range(spatial, x.ndim)), allow_rechunk=False,
-                            model=dask.delayed(jungle, pure=True))
+    target = labels = None
     if out is not None:
         import zarr
 
         target = zarr.open_array(str(out), mode="w", shape=shape, dtype=dtype,
-                                 chunks=tuple(c[0] for c in x.chunks[:spatial]))
-        stored = labels.store(target, lock=False, compute=False)
-        (client.compute(stored).result() if client is not None
-         else stored.compute(scheduler="synchronous"))
+                                 chunks=tuple(int(s[1]) for s in grid))
+    else:
+        labels = np.empty(shape, dtype)
+    task = (shape, halo, smoothing, dtype, target)
+    if client is None:
+        for inner in regions:
+            _store(labels, inner, _segment_region(jungle, array, inner, *task))
+    else:
+        _segment_regions(client, jungle, array, regions, task, labels,
+                         sent=isinstance(array, np.ndarray) or is_dask_collection(array))
+    if out is not None:
+        import zarr
+
         return zarr.open_array(str(out), mode="r")
-    if client is not None:
-        return client.compute(labels).result()
-    return labels.compute(scheduler="synchronous")
+    return labels
+
+
+def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, sent: bool):
+    """The tasks of :func:`segment_array` on ``client``, at most :data:`TASKS_PER_SLOT`
+    per task slot at a time; the labels they return go into ``labels``. With ``sent``, each
+    task's window is cut here (a NumPy array) or computed on the cluster (a dask array);
+    otherwise the workers read it from ``array`` (one copy of the lazy array per worker)."""
+    from distributed import as_completed
+
+    shape, halo = task[:2]
+    model = client.scatter(jungle, broadcast=True, hash=False)  # a key of its own, as in fit
+    if not sent:
+        array = client.scatter(array, broadcast=True, hash=False)
+
+    def submit(inner):
+        if not sent:
+            return client.submit(_segment_region, model, array, inner, *task, pure=False)
+        outer = _window(inner, halo, shape)
+        window = array[tuple(slice(a, b) for a, b in outer)]
+        window = (client.compute(window) if hasattr(window, "dask")
+                  else client.scatter(np.asarray(window), hash=False))
+        return client.submit(_segment_region, model, window, inner, *task,
+                             origin=tuple(a for a, _ in outer), pure=False)
+
+    ahead = TASKS_PER_SLOT * max(sum(worker_threads(client).values()), 1)
+    todo = iter(regions)
+    where = {}
+    running = as_completed()
+    for inner in todo:
+        future = submit(inner)
+        where[future.key] = inner
+        running.add(future)
+        if len(where) >= ahead:
+            break
+    for future in running:
+        _store(labels, where.pop(future.key), future.result())
+        future.release()
+        inner = next(todo, None)
+        if inner is not None:
+            future = submit(inner)
+            where[future.key] = inner
+            running.add(future)
+
+
+def _window(inner: tuple, halo: tuple, shape: tuple) -> tuple:
+    """The chunk ``inner`` (a (start, stop) per spatial axis) with ``halo`` around it,
+    within the image."""
+    return tuple((max(a - h, 0), min(b + h, n)) for (a, b), h, n in zip(inner, halo, shape))
+
+
+def _store(labels, inner: tuple, part) -> None:
+    """The labels of the chunk ``inner`` into ``labels`` (None: the task wrote them)."""
+    if labels is not None:
+        labels[tuple(slice(a, b) for a, b in inner)] = part
+
+
+def _segment_region(jungle, source, inner: tuple, shape: tuple, halo: tuple, smoothing: int,
+                    dtype, target, origin: tuple | None = None) -> np.ndarray | None:
+    """The labels of the chunk ``inner`` of an image of ``shape``, from its window read
+    from ``source``: the image, or the part of it that starts at ``origin``; written to
+    the zarr array ``target`` when given (then None is returned)."""
+    outer = _window(inner, halo, shape)
+    origin = origin or (0,) * len(outer)
+    window = source[tuple(slice(a - o, b - o) for (a, b), o in zip(outer, origin))]
+    if hasattr(window, "dask"):  # a dask array segmented without a cluster
+        window = window.compute(scheduler="synchronous")
+    part = _segment_block(jungle, np.asarray(window), outer, inner, shape,
+                          smoothing).astype(dtype, copy=False)
+    if target is None:
+        return part
+    target[tuple(slice(a, b) for a, b in inner)] = part
+    return None
 
 
 def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray:

@@ -1,9 +1,9 @@
 """jungleseg.distributed on real clusters: a LocalCluster of two worker processes (training
 equals local training bit for bit, as DAGs as tasks, also when a worker is killed
 mid-training, and data-parallel with images sharded over the workers, also when a
-shard's worker is killed; segment_array
-on zarr equals whole-image segmentation, and a halo one pixel short differs), and the
-command line against ``dask scheduler`` and ``dask worker`` processes."""
+shard's worker is killed; segment_array on zarr, NumPy and dask arrays equals
+whole-image segmentation, and a halo one pixel short differs), and the command line
+against ``dask scheduler`` and ``dask worker`` processes."""
 import os
 import signal
 import socket
@@ -190,6 +190,21 @@ def test_segment_array_on_zarr_equals_whole_image(client, faces, tmp_path):
     out = jd.segment_array(seg, source, client=client, out=tmp_path / "out.zarr")
     assert np.array_equal(out[...], whole) and out.dtype == np.uint8  # a byte per label
     assert np.array_equal(jd.segment_array(seg, source, client=client, chunk=32), whole)
+
+
+def test_segment_array_of_numpy_and_dask_arrays_equals_whole_image(client, faces):
+    import dask.array as da
+
+    images, labels = faces
+    seg = small(smoothing=2, max_depth=10).fit(images, labels)
+    big = np.concatenate([np.concatenate(images[i:i + 3], axis=1) for i in (0, 3)], axis=0)
+    whole = segment(seg.jungle_, big, probabilities=False)[0]
+    lazy = da.from_array(big, chunks=(40, 50, 3))
+    n_tasks = (-(-big.shape[0] // 32)) * (-(-big.shape[1] // 32))
+    assert n_tasks > _tasks.TASKS_PER_SLOT * 2  # more tasks than are handed out at once
+    for array in (big, lazy):  # windows sent from here, or computed on the cluster
+        assert np.array_equal(jd.segment_array(seg, array, client=client, chunk=32), whole)
+    assert np.array_equal(jd.segment_array(seg, lazy, chunk=32), whole)
 
 
 def test_halo_one_pixel_short_differs(faces):
