@@ -406,6 +406,20 @@ def point_response(kind, pixels, first, second):
 
 
 @njit(cache=True, inline="always")
+def depth_step_response(params, i, pixels, at, stride):
+    """Depth response of node ``i`` at the flat store index ``at``: one entry of
+    :func:`depth_step_responses`, computed with the same float32 operations, so equal to it
+    (and to :func:`response_at`) bit for bit."""
+    d = pixels[at]
+    d = d if d > 0 else DEPTH_FAR
+    a = pixels[np.uint64(np.int64(at) + _round(params[i, 0] / d) * stride
+                         + _round(params[i, 1] / d))]
+    b = pixels[np.uint64(np.int64(at) + _round(params[i, 2] / d) * stride
+                         + _round(params[i, 3] / d))]
+    return (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
+
+
+@njit(cache=True, inline="always")
 def depth_step_responses(params, nodes, split, at, n, pixels, stride, out, rows, depths,
                          offsets):
     """Depth responses of nodes ``nodes[e]`` at flat store indices ``at[e]``, ``e < n``, on
