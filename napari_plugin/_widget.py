@@ -324,8 +324,7 @@ class JungleWidget(Panel):
         self._relay.levels_done.emit(level + 1)
 
     def _on_levels_done(self, levels: int):
-        """Show the levels trained, at most every :data:`PROGRESS_SECONDS`: levels near the
-        root train in milliseconds, and each redraw of the bar costs the interface thread."""
+        """Show the levels trained, at most every :data:`PROGRESS_SECONDS` (a redraw costs)."""
         now = time.perf_counter()
         if now - self._progress_shown >= PROGRESS_SECONDS or levels >= self.progress.max:
             self._progress_shown = now
@@ -389,8 +388,7 @@ class JungleWidget(Panel):
                       self._details)
 
     def _prepare_layers(self, inp, name: str, scribble_layer):
-        """The output layers for the current model's results on ``inp``, in the scribble
-        layer's (else the model's) colours."""
+        """Output layers for the model's results on ``inp``, coloured as the scribbles or model."""
         self._results.prepare(name, inp.shape, inp.scale, inp.translate,
                               self.jungle.classes.dtype, len(self.jungle.classes),
                               self.probabilities.value, isinstance(inp.data, np.ndarray),

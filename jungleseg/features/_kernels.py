@@ -62,7 +62,6 @@ FAMILY_TABULAR = 0  # spec: [FAMILY_TABULAR, n_columns]
 FAMILY_DEPTH = 1  # spec: [FAMILY_DEPTH, max offset in pixel-metres]
 FAMILY_COLOUR = 2  # spec: [FAMILY_COLOUR, max offset px, n_channels, max box half-size,
 #                            n_kinds, kind_1, ..., kind_n, centred (1: u = 0)]
-
 FAMILY_VOLUME = 3  # spec: [FAMILY_VOLUME, max offset (physical), spacing z, y, x,
 #                            n_channels, n_kinds, kind_1, ..., kind_n, centred]
 
@@ -70,7 +69,6 @@ VOLUME_KINDS = {"value": KIND_VOLUME_VALUE, "difference": KIND_VOLUME_DIFF,
                 "sum": KIND_VOLUME_SUM, "absdiff": KIND_VOLUME_ABSDIFF}
 
 N_PARAMS = {FAMILY_TABULAR: 1, FAMILY_DEPTH: 4, FAMILY_COLOUR: 8, FAMILY_VOLUME: 8}
-
 
 DEPTH_FAR = np.float32(100.0)  # metres read by a depth probe that misses the body
 
@@ -407,15 +405,12 @@ def point_response(kind, pixels, first, second):
 
 @njit(cache=True, inline="always")
 def depth_step_response(params, i, pixels, at, stride):
-    """Depth response of node ``i`` at the flat store index ``at``: one entry of
-    :func:`depth_step_responses`, computed with the same float32 operations, so equal to it
-    (and to :func:`response_at`) bit for bit."""
-    d = pixels[at]
-    d = d if d > 0 else DEPTH_FAR
-    a = pixels[np.uint64(np.int64(at) + _round(params[i, 0] / d) * stride
-                         + _round(params[i, 1] / d))]
-    b = pixels[np.uint64(np.int64(at) + _round(params[i, 2] / d) * stride
-                         + _round(params[i, 3] / d))]
+    """One entry of :func:`depth_step_responses` (node ``i`` at the int64 flat index ``at``),
+    by the same float32 operations: equal to it bit for bit."""
+    d = np.float32(pixels[at]) if pixels[at] > 0 else DEPTH_FAR
+    r0, c0 = _round(params[i, 0] / d), _round(params[i, 1] / d)
+    r1, c1 = _round(params[i, 2] / d), _round(params[i, 3] / d)
+    a, b = pixels[np.uint64(at + r0 * stride + c0)], pixels[np.uint64(at + r1 * stride + c1)]
     return (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
 
 
@@ -514,12 +509,10 @@ def draw_candidates(spec, state, kinds, params):
                 state, v = next_below(state, 2 * reach + 1)
                 params[i, p] = v - reach
             if centred:  # the first probe on the pixel itself; draws stay the same
-                params[i, 0] = 0
-                params[i, 1] = 0
+                params[i, 0:2] = 0
             state, params[i, 4] = next_below(state, n_channels)
             state, params[i, 5] = next_below(state, n_channels)
-            params[i, 6] = 0
-            params[i, 7] = 0
+            params[i, 6:8] = 0
             if kind >= KIND_BOX_VALUE:
                 state, params[i, 6] = next_below(state, box_max + 1)
                 state, params[i, 7] = next_below(state, box_max + 1)

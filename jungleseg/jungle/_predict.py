@@ -181,10 +181,11 @@ def _hard_pixels_worker(node_start, leaf_start, kind, params, threshold, left, r
                         leaf_value, store, image, index, mode, label_weight, proba, labels,
                         n_workers, counter):
     """One worker of :func:`predict_pixels` with hard routing, probes read at fixed or
-    depth-scaled steps, or clamped: claims blocks of pixels from ``counter``, and walks :data:`_LANES` pixels at
-    a time down each DAG, each its own path, one node of each per step. Returns the split
-    nodes it evaluated. Each pixel sums the DAGs' leaf distributions in order and scales
-    once, as the frontier traversal does, so the results are the same bit for bit."""
+    depth-scaled steps, or clamped: claims blocks of pixels from ``counter``, and walks
+    :data:`_LANES` pixels at a time down each DAG, each its own path, one node of each per
+    step. Returns the split nodes it evaluated. Each pixel sums the DAGs' leaf
+    distributions in order and scales once, as the frontier traversal does, so the results
+    are the same bit for bit."""
     pixels, origin, _, width, stride, _, _, _ = store
     w = width[image]
     one = np.zeros(1, np.int64)
@@ -234,7 +235,8 @@ def _hard_pixels_worker(node_start, leaf_start, kind, params, threshold, left, r
                             v = point_response(kind[i], pixels, at[q] + first[i],
                                                at[q] + second[i])
                         elif mode == DEPTH_STEPS:
-                            v = depth_step_response(params, i, pixels, at[q], stride[image])
+                            v = depth_step_response(params, i, pixels, np.int64(at[q]),
+                                                    stride[image])
                         else:
                             v = _clamped_response(kind2d, params, i, store, image,
                                                   pixel_row[q], pixel_col[q], one, value)
