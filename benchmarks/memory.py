@@ -7,8 +7,8 @@ the step needed, and the estimate should lie within 25 % of it. Training cases f
 shipped presets on real data (Stanford Background, the microscopy volumes; the data
 folder from ``JUNGLESEG_DATA``, default ../shared/data) and on rendered faces and depth
 frames. The estimates of the full data sets (all 572 Stanford images), which take
-longer than this benchmark, are printed beside them, with the store as it is and with
-one byte per channel value (quantised codes).
+longer than this benchmark, are printed beside them, with the store as it is (8-bit
+codes) and as the float32 store before quantisation would be.
 
     python benchmarks/memory.py [--size 2000] [--quick] [--images 40] [--train-only]
                                 [--presets stanford,volume] [--pads]
@@ -120,8 +120,9 @@ def measure(spec: dict) -> dict:
 
 
 def full_size_estimates(data) -> dict:
-    """Estimated peaks of the Stanford presets on all 572 images, as the store is and
-    with one byte per channel value and four per integral value."""
+    """Estimated peaks of the Stanford presets on all 572 images, as the store is (8-bit
+    codes) and with the float32 values and float64 integral images of the store before
+    quantisation."""
     from jungleseg import _memory
     from jungleseg.config import load_preset
     from jungleseg.datasets.stanford import load_stanford
@@ -133,14 +134,14 @@ def full_size_estimates(data) -> dict:
         estimator = load_preset(name).estimator()
         today = _memory.check_training_memory(estimator, images, labels, 1 << 62)
         original = _memory.store_value_bytes
-        _memory.store_value_bytes = lambda family: (1, 4)
+        _memory.store_value_bytes = lambda family: (4, 8)
         try:
-            coded = _memory.check_training_memory(estimator, images, labels, 1 << 62)
+            floats = _memory.check_training_memory(estimator, images, labels, 1 << 62)
         finally:
             _memory.store_value_bytes = original
         figures[f"{name} on all {len(images)} images"] = {
             "estimate_mb": today.total / 1e6, "largest": today.largest,
-            "estimate_one_byte_codes_mb": coded.total / 1e6}
+            "estimate_float32_store_mb": floats.total / 1e6}
     return figures
 
 

@@ -85,7 +85,7 @@ def content_digest(attributes: dict, arrays: list[tuple[str, np.ndarray]]) -> st
     return digest.hexdigest()
 
 
-def _features_dict(family) -> dict:
+def features_dict(family) -> dict:
     """A family's JSON: its parameters, and its quantiser's arrays if it has one."""
     features = family.to_dict()
     if family.quantiser is not None:
@@ -94,7 +94,7 @@ def _features_dict(family) -> dict:
 
 
 def _stage_texts(jungle: Jungle) -> dict:
-    return {"features": json.dumps(_features_dict(jungle.family)),
+    return {"features": json.dumps(features_dict(jungle.family)),
             "training": json.dumps(jungle.params, default=_json_default),
             "metadata": json.dumps(jungle.metadata, default=_json_default)}
 

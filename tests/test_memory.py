@@ -106,12 +106,23 @@ def test_store_bytes_follow_the_store_types(monkeypatch):
     seg = JungleSegmenter(ColourFeatures(max_offset=4, kinds=("value", "difference")),
                           n_estimators=2, samples_per_image=100)
     shapes = [(240, 320, 3)] * 10
+    narrow = training_bytes(seg, shapes, 1, 8).total  # colour training stores 8-bit codes
+    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (4, 8))
     wide = training_bytes(seg, shapes, 1, 8).total
-    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (1, 4))
-    narrow = training_bytes(seg, shapes, 1, 8).total
     pad = training_pad(seg._family(), shapes)[0]  # 4: the store holds a border
     assert wide - narrow == 3 * seg._family().n_store_channels * 10 * (240 + 2 * pad) * (
         320 + 2 * pad)
+
+
+def test_store_value_bytes_of_codes_and_of_float32_stores():
+    from jungleseg._memory import as_trained, store_value_bytes
+    from jungleseg.features import DepthFeatures
+
+    boxes = ColourFeatures(max_offset=4, max_box=4)
+    assert store_value_bytes(boxes) == (4, 8)  # no quantiser: a float32 model's store
+    assert store_value_bytes(as_trained(boxes)) == (1, 4)
+    assert store_value_bytes(as_trained(boxes.with_params(max_box=5000))) == (1, 8)
+    assert store_value_bytes(as_trained(DepthFeatures(0.3))) == (4, 8)
 
 
 def test_padded_training_stores_are_counted():
