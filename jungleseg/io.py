@@ -280,8 +280,8 @@ def _family(features, version: int):
     features = dict(features)
     quantiser = features.pop("quantiser", None)
     family = family_from_dict(features)
-    if quantiser is None:
-        return family
+    if quantiser is None:  # float32 channel values
+        return family.with_quantiser(None)
     if version < 4:
         raise ValueError("a quantiser needs format version 4")
     if not isinstance(quantiser, dict) or set(quantiser) != {"low", "scale", "bits"}:

@@ -94,10 +94,13 @@ class FeatureFamily:
 
     def with_quantiser(self, quantiser: Quantiser | None) -> FeatureFamily:
         """A copy of this family whose stores (:meth:`prepare`) hold the codes of
-        ``quantiser`` (None: float32 values). Not one of its parameters: a family made
-        again from its parameters (:meth:`with_params`, :meth:`to_dict`) has none."""
+        ``quantiser``, or with None float32 values (as models written before quantised
+        stores read them). Not one of its parameters: a family made again from its
+        parameters (:meth:`with_params`, :meth:`to_dict`) has none."""
         family = copy.copy(self)
         family.quantiser = quantiser
+        if quantiser is None:
+            family.code_type = None
         return family
 
     def fitted_quantiser(self, images: Sequence[ArrayLike]) -> Quantiser | None:
@@ -145,13 +148,16 @@ class FeatureFamily:
                 ) -> ImageStore:
         """A store of raw images converted to channels, with a border of ``pad`` pixels
         (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile.
-        With a :attr:`quantiser`, a store of its codes."""
+        With a :attr:`quantiser`, a store of its codes; a family with a :attr:`code_type`
+        and no quantiser yet (not a fitted model's) fits one to these images first
+        (:meth:`fitted_quantiser`), as training on them would."""
         images = [np.asarray(im) for im in images]
+        quantiser = self.fitted_quantiser(images)
         return ImageStore.build(
             [im.shape[:2] for im in images], self.n_store_channels,
             lambda i, planes: self.channels_into(images[i], planes, window=window),
             integral=self.box_pixels if self.needs_integral else False, pad=pad,
-            border=self.border, quantiser=self.quantiser)
+            border=self.border, quantiser=quantiser)
 
     @property
     def point_reach(self) -> int | None:

@@ -39,12 +39,13 @@ def context_family(base: ColourFeatures, n_base_channels: int, n_classes: int,
                    quantiser: Quantiser | None = None) -> ColourFeatures:
     """The feature family of a later stage: ``n_base_channels`` of stage 1 and the
     ``n_classes`` probability maps as plain channels, probed like stage 1 probes; with
-    stage 1's ``quantiser``, its stores hold codes (:func:`context_quantiser`)."""
+    stage 1's ``quantiser``, its stores hold codes (:func:`context_quantiser`), without
+    float32 values as stage 1's do."""
     family = ColourFeatures(max_offset=base.max_offset, kinds=base.kinds, max_box=base.max_box,
                             input="channels", smoothing_scales=(),
                             n_channels=n_base_channels + n_classes, centred=base.centred)
     if quantiser is None:
-        return family
+        return family.with_quantiser(None)
     return family.with_quantiser(context_quantiser(quantiser, n_base_channels, n_classes))
 
 

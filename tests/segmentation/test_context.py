@@ -72,7 +72,7 @@ def test_tiled_equals_whole_with_margins_adding_up_over_three_stages():
 
 def test_prepared_stage_one_store_segments_as_the_image(two_stages):
     seg, images, _ = two_stages
-    store = FAMILY.prepare(images[:1])
+    store = seg.jungle_.context[0].family.prepare(images[:1])  # stage 1's codes
     a = segment_prepared(seg.jungle_, store, 0)
     b = segment(seg.jungle_, images[0])
     np.testing.assert_array_equal(a[1], b[1])
