@@ -40,7 +40,7 @@ def test_round_trip_and_clipping():
     codes = q.codes(values)
     assert codes.dtype == np.uint8 and codes.min() == 0 and codes.max() == 255
     step = 1 / q.scale
-    np.testing.assert_array_less(np.abs(q.values(codes) - values), step[:, None] / 2 + 1e-6)
+    assert np.all(np.abs(q.values(codes) - values) <= step[:, None] / 2 * 1.001 + 1e-5)
     every = np.arange(256, dtype=np.uint8)[None].repeat(2, 0)
     np.testing.assert_array_equal(q.codes(q.values(every)), every)
     # far outside the training range: the extreme codes, never an error
