@@ -261,7 +261,7 @@ def main() -> None:
     full = full_size_estimates(args.data)
     for name, row in full.items():
         print(f"estimate, {name}: {row['estimate_mb']:.0f} MB (largest: {row['largest']}); "
-              f"with 1-byte codes {row['estimate_one_byte_codes_mb']:.0f} MB")
+              f"with the float32 store {row['estimate_float32_store_mb']:.0f} MB")
     write_results("memory", {"cases": figures, "full_size_estimates": full})
 
 
