@@ -20,7 +20,7 @@ from jungleseg import (
     save_model,
 )
 from jungleseg.datasets.faces import render_faces
-from jungleseg.io import DIGEST_ATTRIBUTES, PLAIN_VERSION, content_digest
+from jungleseg.io import DIGEST_ATTRIBUTES, FORMAT_VERSION, PLAIN_VERSION, content_digest
 from jungleseg.jungle._dag import _DTYPES
 from jungleseg.segmentation import segment
 
@@ -243,7 +243,7 @@ def test_every_dataset_has_a_fletcher32_checksum(model_file):
         datasets = []
         f.visititems(lambda name, obj: datasets.append(obj)
                      if isinstance(obj, h5py.Dataset) else None)
-        assert f.attrs["format_version"] == PLAIN_VERSION == 2  # no stages: version 2
+        assert f.attrs["format_version"] == FORMAT_VERSION == 4  # quantised channels: 4
         assert len(datasets) == 1 + 2 * (len(_DTYPES) + 1)  # with each DAG's spread
         assert all(ds.fletcher32 for ds in datasets)
 

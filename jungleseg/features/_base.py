@@ -148,16 +148,15 @@ class FeatureFamily:
                 ) -> ImageStore:
         """A store of raw images converted to channels, with a border of ``pad`` pixels
         (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile.
-        With a :attr:`quantiser`, a store of its codes; a family with a :attr:`code_type`
-        and no quantiser yet (not a fitted model's) fits one to these images first
-        (:meth:`fitted_quantiser`), as training on them would."""
+        With a :attr:`quantiser` (a fitted model's family), a store of its codes; without,
+        of float32 values. ``family.with_quantiser(family.fitted_quantiser(images))``
+        prepares the codes training on ``images`` would."""
         images = [np.asarray(im) for im in images]
-        quantiser = self.fitted_quantiser(images)
         return ImageStore.build(
             [im.shape[:2] for im in images], self.n_store_channels,
             lambda i, planes: self.channels_into(images[i], planes, window=window),
             integral=self.box_pixels if self.needs_integral else False, pad=pad,
-            border=self.border, quantiser=quantiser)
+            border=self.border, quantiser=self.quantiser)
 
     @property
     def point_reach(self) -> int | None:

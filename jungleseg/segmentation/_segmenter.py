@@ -194,7 +194,10 @@ class JungleSegmenter(JungleBase):
             ``progress(level, n_nodes)`` is called after each level; an exception it
             raises stops training (how a GUI cancels).
         store : ImageStore, optional
-            ``features.prepare(images, pad=...)`` computed by the caller, who can then
+            ``features.prepare(images, pad=...)`` computed by the caller (the model reads
+            what it holds: float32 values, or the codes of a family given its quantiser,
+            ``features.with_quantiser(features.fitted_quantiser(images))``, as training
+            without a store makes them), who can then
             segment those images from it (:func:`jungleseg.segment_prepared`) without
             computing their channels twice. On a store padded by
             ``features.point_reach`` probes are read without clamping; this method pads

@@ -81,7 +81,8 @@ def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
     family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,), box_filters=(2,))
     kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
                   samples_per_image=100, smoothing=1, random_state=0)
-    store = family.prepare(images)
+    coded = family.with_quantiser(family.fitted_quantiser(images))  # as fit would code them
+    store = coded.prepare(images)
     from_store = JungleSegmenter(family, **kwargs).fit(images, labels, store=store)
     plain = JungleSegmenter(family, **kwargs).fit(images, labels)
     for k in range(2):
