@@ -178,7 +178,8 @@ def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
             JungleSegmenter(family, guided_eps=bad, **kwargs).fit(images, labels)
     seg = JungleSegmenter(family, guided_eps=0.1, **kwargs).fit(images, labels)
     centre, scale = seg.jungle_.metadata["guide"]  # channel 0 over the training pixels
-    pixels = np.concatenate([im.ravel() for im in images])
+    store = seg.jungle_.family.prepare(images)  # in the codes the model reads
+    pixels = np.concatenate([store.planes(i)[0].ravel() for i in range(2)]).astype(float)
     assert 0.8 < scale / pixels.std() < 1.25 and abs(centre - pixels.mean()) < 0.2 * scale
     path = save_model(seg.jungle_, tmp_path / "guided.h5")
     loaded = load_model(path)
