@@ -132,7 +132,8 @@ def test_each_map_comes_from_a_model_fitted_on_the_other_folds_images():
     images, labels = render_faces(5, seed=4, size=(24, 32))
     model = JungleSegmenter(FAMILY, n_estimators=1, max_depth=6, n_candidate_features=10,
                             samples_per_image=150, random_state=0)
-    store = coded(FAMILY, images).prepare(images)
+    family = coded(FAMILY, images)  # the codes of every image, as stage 1's store holds them
+    store = family.prepare(images)
     classes = model.fit(images, labels).classes_
     for folds in (2, 3, 5):
         units = [int(f.flat[0]) for f in fold_of(image_shapes(images), folds, seed=7)]
@@ -141,7 +142,8 @@ def test_each_map_comes_from_a_model_fitted_on_the_other_folds_images():
         maps = out_of_fold(model, images, labels, store, classes, folds=folds, seed=7)
         for f in range(folds):
             others = [i for i in range(5) if units[i] != f]
-            part = clone(model).fit([images[i] for i in others], [labels[i] for i in others])
+            part = clone(model, features=family).fit([images[i] for i in others],
+                                                     [labels[i] for i in others])
             columns = np.searchsorted(classes, part.classes_)
             for i in (i for i in range(5) if units[i] == f):
                 expected = np.zeros_like(maps[i])
