@@ -85,7 +85,11 @@ def test_fit_refuses_a_budget_before_it_starts(model):
     assert clone(seg).fit(images, labels, max_memory=2 * need).jungle_ is not None
 
 
-def test_auto_context_estimates_count_every_stage_and_the_maps():
+def test_auto_context_estimates_count_every_stage_and_the_maps(monkeypatch):
+    from jungleseg import _memory
+
+    # float32 stores (4 and 8 bytes a value), large enough to be the largest parts
+    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (4, 8))
     plain = JungleSegmenter(ColourFeatures(max_offset=4), n_estimators=2, samples_per_image=100)
     shapes = [(240, 320, 3)] * 50
     one = training_bytes(plain, shapes, 1, 8)
