@@ -140,7 +140,7 @@ def test_padded_training_stores_are_counted():
     far = training_bytes(clone(seg, features=far_family), shapes, 1, 8)
     assert training_pad(far_family, shapes) == (0, 0)
     c_s = seg._family().n_store_channels
-    assert padded - far.total == 10 * ((256 * 336) - 240 * 320) * 4 * c_s
+    assert padded - far.total == 10 * ((256 * 336) - 240 * 320) * 1 * c_s  # 8-bit codes
 
 
 def test_training_estimates_count_the_store_as_training_holds_it():
