@@ -7,8 +7,8 @@ the step needed, and the estimate should lie within 25 % of it. Training cases f
 shipped presets on real data (Stanford Background, the microscopy volumes; the data
 folder from ``JUNGLESEG_DATA``, default ../shared/data) and on rendered faces and depth
 frames. The estimates of the full data sets (all 572 Stanford images), which take
-longer than this benchmark, are printed beside them, with the store as it is and with
-one byte per channel value (quantised codes).
+longer than this benchmark, are printed beside them, with the store as it is (8-bit
+codes) and as the float32 store before quantisation would be.
 
 ``--zarr SIZE`` measures instead what a user runs on a cluster: ``jungleseg segment
 big.zarr --out labels.zarr --workers 2`` on a SIZE x SIZE RGB zarr mosaic of Stanford
@@ -134,8 +134,9 @@ def measure(spec: dict) -> dict:
 
 
 def full_size_estimates(data) -> dict:
-    """Estimated peaks of the Stanford presets on all 572 images, as the store is and
-    with one byte per channel value and four per integral value."""
+    """Estimated peaks of the Stanford presets on all 572 images, as the store is (8-bit
+    codes) and with the float32 values and float64 integral images of the store before
+    quantisation."""
     from jungleseg import _memory
     from jungleseg.config import load_preset
     from jungleseg.datasets.stanford import load_stanford
@@ -147,14 +148,14 @@ def full_size_estimates(data) -> dict:
         estimator = load_preset(name).estimator()
         today = _memory.check_training_memory(estimator, images, labels, 1 << 62)
         original = _memory.store_value_bytes
-        _memory.store_value_bytes = lambda family: (1, 4)
+        _memory.store_value_bytes = lambda family: (4, 8)
         try:
-            coded = _memory.check_training_memory(estimator, images, labels, 1 << 62)
+            floats = _memory.check_training_memory(estimator, images, labels, 1 << 62)
         finally:
             _memory.store_value_bytes = original
         figures[f"{name} on all {len(images)} images"] = {
             "estimate_mb": today.total / 1e6, "largest": today.largest,
-            "estimate_one_byte_codes_mb": coded.total / 1e6}
+            "estimate_float32_store_mb": floats.total / 1e6}
     return figures
 
 
@@ -365,7 +366,7 @@ def main() -> None:
     full = full_size_estimates(args.data)
     for name, row in full.items():
         print(f"estimate, {name}: {row['estimate_mb']:.0f} MB (largest: {row['largest']}); "
-              f"with 1-byte codes {row['estimate_one_byte_codes_mb']:.0f} MB")
+              f"with the float32 store {row['estimate_float32_store_mb']:.0f} MB")
     write_results("memory", {"cases": figures, "full_size_estimates": full})
 
 

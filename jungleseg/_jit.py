@@ -98,7 +98,10 @@ def compile_timer():
 #: Kernels a spawned process compiles ahead of their first call in training, each with the
 #: argument types training calls it with: ``iN``/``uN``/``fN``/``b1`` are Numba's scalar
 #: types of N bytes, ``:d`` makes a C-contiguous array of d dimensions, and ``store`` is
-#: the store tuple's type (:meth:`ImageStore.as_tuple`). The first three are needed once
+#: the store tuple's type (:meth:`ImageStore.as_tuple`), taken from the training's own
+#: store: uint8 codes with uint32 integral images for colour features (every stage of
+#: auto-context included), float32 values with float64 ones for depth and volume features,
+#: so a training compiles each kernel for one store type only. The first three are needed once
 #: the first level's candidates are evaluated; the level search only where DAGs merge.
 #: ``tests/test_jit.py`` checks these against what a training compiles.
 AHEAD = {

@@ -5,16 +5,21 @@ Every estimate is a sum of the arrays the code allocates, in bytes. Names: an im
 H x W pixels with ``C_in`` input channels of ``b_in`` bytes; the feature family's
 ``C_s`` store channels; a store border ``p`` (``jungle.point_reach``); K classes.
 The store takes ``S = C_s b_s [+ C_s b_I box kinds]`` bytes a pixel, with ``b_s`` bytes
-per channel value and ``b_I`` per integral-image value (float32 and float64 today:
-4 and 8). Every formula reads S from :func:`store_bytes_per_pixel`, and ``b_s, b_I``
-from :func:`store_value_bytes`, the one function a store of other types changes.
+per channel value and ``b_I`` per integral-image value (8-bit codes and uint32 integral
+images of colour features: 1 and 4; float32 and float64 of depth and volume features and
+of models written before quantised stores: 4 and 8). Every formula reads S from
+:func:`store_bytes_per_pixel`, and ``b_s, b_I`` from :func:`store_value_bytes`, the one
+function a store of other types changes. A quantised store is made one image at a time
+through float32 scratch of its channels: ``4 C_s`` bytes a pixel of the window beside
+it.
 
 Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
 margin ``m``: ``h = tile + 2 m``), :func:`window_bytes`::
 
     window = max((h + 2p)(w + 2p) S           store planes, padded by the probe reach
                  + h w max(scratch(family)    conversion: RGB to CIELab 36, grey 16,
-                           + 4 C_in,          channels 4 C_in; the image in float32
+                           + 4 C_in           channels 4 C_in; the image in float32;
+                           [+ 4 C_s codes],   the float32 channels being quantised
                            4 K + 12),         or the traversal's probabilities, labels
                  h w (4 K + smooth(K) + 16))  the store freed: probabilities, smoothing
                                               (8 K; guided 8 K + 48), argmax and labels
@@ -190,7 +195,8 @@ def window_bytes(jungle, height: int, width: int, smoothing: int) -> int:
     pad = jungle.point_reach or 0
     k, family = jungle.n_classes, jungle.family
     store = (height + 2 * pad) * (width + 2 * pad) * store_bytes_per_pixel(family)
-    beside = max(_scratch(family) + 4 * _input_channels(family), 4 * k + 12)
+    values = 4 * family.n_store_channels if family.quantiser is not None else 0
+    beside = max(_scratch(family) + 4 * _input_channels(family) + values, 4 * k + 12)
     smooth = 2 * 4 * k + (48 if jungle.params.get("guided_eps") else 0) if smoothing else 0
     after = 4 * k + smooth + 16
     return max(store + height * width * beside, height * width * after)
@@ -317,10 +323,30 @@ def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
 
 def store_value_bytes(family) -> tuple[int, int]:
     """(bytes of one channel value of a store, bytes of one value of its integral images)
-    for the stores ``family`` prepares (:class:`~jungleseg.features.ImageStore`): float32
-    planes and float64 integral images. Every estimate reads the store's size from here
-    (:func:`store_bytes_per_pixel`), so a store of other types changes only this function."""
-    return 4, 8
+    for the stores ``family`` prepares (:class:`~jungleseg.features.ImageStore`): with a
+    quantiser its codes (1 byte for 8-bit codes) and uint32 integral images (uint64 where
+    a box's sum could reach 2^32); without, float32 planes and float64 integral images.
+    Every estimate reads the store's size from here (:func:`store_bytes_per_pixel`;
+    training estimates first give the family the codes its training will make,
+    :func:`as_trained`), so a store of other types changes only this function."""
+    from .features._store import integral_type
+
+    if family.quantiser is None:
+        return 4, 8
+    return (family.quantiser.dtype.itemsize,
+            integral_type(family.quantiser, family.box_pixels).itemsize)
+
+
+def as_trained(family):
+    """``family`` as training holds its store: with a quantiser of its code type when it
+    has one (:meth:`~jungleseg.features.FeatureFamily.fitted_quantiser`; its values do not
+    matter to a size), else as it is."""
+    from .features._quantise import affine_quantiser
+
+    if family.quantiser is not None or family.code_type is None:
+        return family
+    n = family.n_store_channels
+    return family.with_quantiser(affine_quantiser(np.zeros(n), np.ones(n), family.code_type))
 
 
 def store_bytes_per_pixel(family) -> int:
@@ -374,7 +400,7 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     image (every labelled pixel for ``sampling='all'``). ``store_shapes``: the (H, W) of
     each image in the training store where that holds less than the whole image (depth
     bodies), default ``shapes``."""
-    family = estimator._family()
+    family = as_trained(estimator._family())
     ndim = family.spatial_ndim  # (D, H, W) for volumes: every voxel counts
     pixels = [int(np.prod(s[:ndim], dtype=np.int64)) for s in shapes]
     if n_samples is None:
@@ -410,7 +436,7 @@ def _context_peak(estimator, family, first: dict, store_pixels: int, pixels: int
     a later stage."""
     from .segmentation._context import context_family
 
-    later = context_family(family, family.n_store_channels, n_classes)
+    later = context_family(family, family.n_store_channels, n_classes, family.quantiser)
     folds = int(estimator.context_folds)
     part = max(1, n_images - n_images // folds)  # images of the largest out-of-fold fit
     maps = pixels * n_classes * 4

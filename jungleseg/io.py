@@ -28,16 +28,21 @@ import numpy as np
 from ._validation import describe, satisfies
 from ._version import __version__
 from .features import family_from_dict
+from .features._quantise import quantiser_from_arrays
 from .jungle import DAG, Jungle, ModelError
 from .jungle._dag import _DTYPES
 from .segmentation import SEGMENTATION_CONSTRAINTS
 
 FORMAT = "jungleseg-model"
 #: Version 2 added the Fletcher-32 and SHA-256 checksums; version 1 files still load.
-#: Version 3 (written only for auto-context models) adds ``/stages``.
-FORMAT_VERSION = 3
-#: The version written for models without auto-context stages (unchanged files).
+#: Version 3 (written only for auto-context models) adds ``/stages``. Version 4 (written
+#: for models of quantised channel stores) adds ``quantiser`` to the ``features`` JSON of
+#: the model and of its stages.
+FORMAT_VERSION = 4
+#: The version written for models of float32 stores without auto-context stages.
 PLAIN_VERSION = 2
+#: The version written for models of float32 stores with auto-context stages.
+CONTEXT_VERSION = 3
 #: The attributes of each auto-context stage group ``/stages/<s>``.
 STAGE_ATTRIBUTES = ("features", "training", "metadata")
 #: The root attributes the content digest covers, in this order.
@@ -80,8 +85,16 @@ def content_digest(attributes: dict, arrays: list[tuple[str, np.ndarray]]) -> st
     return digest.hexdigest()
 
 
+def features_dict(family) -> dict:
+    """A family's JSON: its parameters, and its quantiser's arrays if it has one."""
+    features = family.to_dict()
+    if family.quantiser is not None:
+        features["quantiser"] = {k: v.tolist() for k, v in family.quantiser.to_arrays().items()}
+    return features
+
+
 def _stage_texts(jungle: Jungle) -> dict:
-    return {"features": json.dumps(jungle.family.to_dict()),
+    return {"features": json.dumps(features_dict(jungle.family)),
             "training": json.dumps(jungle.params, default=_json_default),
             "metadata": json.dumps(jungle.metadata, default=_json_default)}
 
@@ -121,8 +134,10 @@ def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     The file is readable like any other file the user writes (mode 0666 less the umask)."""
     path = Path(path)
     jungle.validate()
-    attributes = {"format": FORMAT,
-                  "format_version": FORMAT_VERSION if jungle.context else PLAIN_VERSION,
+    quantised = any(stage.family.quantiser is not None for stage in (jungle, *jungle.context))
+    version = (FORMAT_VERSION if quantised else CONTEXT_VERSION if jungle.context
+               else PLAIN_VERSION)
+    attributes = {"format": FORMAT, "format_version": version,
                   "library_version": __version__, **_stage_texts(jungle)}
     arrays = _model_arrays(jungle)
     tmp = _temporary_file(path)
@@ -255,15 +270,36 @@ def _read_file(f, path: Path) -> tuple:
         if content_digest(attributes, arrays) != stored:
             raise ModelFileError(f"{path}: content checksum (sha256) does not match: the file "
                                  "was changed or damaged after it was written")
-    return texts, classes, dags, stages
+    return texts, classes, dags, stages, int(version)
 
 
-def _stage(texts: dict, classes: np.ndarray, arrays: list, path: Path, where: str
-           ) -> Jungle:
+def _family(features, version: int):
+    """The feature family of a ``features`` JSON dict, with its quantiser (format 4)."""
+    if not isinstance(features, dict):
+        raise ValueError(f"expected a JSON object, got {features!r}")
+    features = dict(features)
+    quantiser = features.pop("quantiser", None)
+    family = family_from_dict(features)
+    if quantiser is None:  # float32 channel values
+        return family.with_quantiser(None)
+    if version < 4:
+        raise ValueError("a quantiser needs format version 4")
+    if not isinstance(quantiser, dict) or set(quantiser) != {"low", "scale", "bits"}:
+        raise ValueError("quantiser must hold low, scale and bits")
+    quantiser = quantiser_from_arrays({k: np.asarray(v, np.float64 if k != "bits" else None)
+                                       for k, v in quantiser.items()})
+    if quantiser.n_channels != family.n_store_channels:
+        raise ValueError(f"the quantiser maps {quantiser.n_channels} channels, the features "
+                         f"make {family.n_store_channels}")
+    return family.with_quantiser(quantiser)
+
+
+def _stage(texts: dict, classes: np.ndarray, arrays: list, path: Path, where: str,
+           version: int) -> Jungle:
     """One jungle (the model or an auto-context stage) from its attribute texts and arrays,
     its parameters checked (the arrays are validated with the whole model)."""
     try:
-        family = family_from_dict(_attr_json(texts["features"], "features", path))
+        family = _family(_attr_json(texts["features"], "features", path), version)
     except ModelFileError:
         raise
     except (TypeError, ValueError, AttributeError) as err:
@@ -289,7 +325,7 @@ def load_model(path: str | os.PathLike) -> Jungle:
         raise ModelFileError(f"{path}: no such model file")
     try:
         with h5py.File(path, "r") as f:
-            texts, classes, arrays, stages = _read_file(f, path)
+            texts, classes, arrays, stages, version = _read_file(f, path)
     except ModelFileError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever HDF5 makes of a damaged file
@@ -297,9 +333,9 @@ def load_model(path: str | os.PathLike) -> Jungle:
         raise ModelFileError(f"{path}: unreadable model file ({detail})") from None
     if classes.ndim != 1 or classes.size < 1 or classes.dtype.kind not in "iu":
         raise ModelFileError(f"{path}: /classes must be a non-empty integer vector")
-    context = tuple(_stage(t, classes, d, path, f"stage {s}: ")
+    context = tuple(_stage(t, classes, d, path, f"stage {s}: ", version)
                     for s, (t, d) in enumerate(stages))
-    jungle = _stage(texts, classes, arrays, path, "")
+    jungle = _stage(texts, classes, arrays, path, "", version)
     jungle = Jungle(jungle.dags, classes, jungle.family, jungle.params, jungle.metadata, context)
     try:
         jungle.validate()

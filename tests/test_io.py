@@ -20,7 +20,7 @@ from jungleseg import (
     save_model,
 )
 from jungleseg.datasets.faces import render_faces
-from jungleseg.io import DIGEST_ATTRIBUTES, PLAIN_VERSION, content_digest
+from jungleseg.io import DIGEST_ATTRIBUTES, FORMAT_VERSION, PLAIN_VERSION, content_digest
 from jungleseg.jungle._dag import _DTYPES
 from jungleseg.segmentation import segment
 
@@ -243,7 +243,7 @@ def test_every_dataset_has_a_fletcher32_checksum(model_file):
         datasets = []
         f.visititems(lambda name, obj: datasets.append(obj)
                      if isinstance(obj, h5py.Dataset) else None)
-        assert f.attrs["format_version"] == PLAIN_VERSION == 2  # no stages: version 2
+        assert f.attrs["format_version"] == FORMAT_VERSION == 4  # quantised channels: 4
         assert len(datasets) == 1 + 2 * (len(_DTYPES) + 1)  # with each DAG's spread
         assert all(ds.fletcher32 for ds in datasets)
 
@@ -333,3 +333,14 @@ def test_killing_a_save_midway_leaves_the_previous_model_intact(model_file):
     assert list(model_file.parent.glob(".model.h5.*.tmp"))  # killed mid-write
     assert model_file.read_bytes() == good
     load_model(model_file)
+
+
+@pytest.mark.parametrize("name", ["model_format2_colour", "model_format3_context"])
+def test_float32_store_models_still_load_and_segment_the_same(name):
+    """Models of float32 channel stores (tests/data/make_float32_fixtures.py, run with the
+    code before quantised stores) segment as they did then, bit for bit."""
+    jungle = load_model(DATA / f"{name}.h5")
+    expected = np.load(DATA / f"{name}_expected.npz")
+    labels, proba = segment(jungle, expected["image"])
+    np.testing.assert_array_equal(labels, expected["labels"])
+    assert proba.tobytes() == expected["proba"].tobytes()

@@ -69,6 +69,7 @@ def test_the_kernels_compiled_ahead_have_the_types_training_calls_them_with(monk
                             samples_per_image=300, random_state=0).fit(images, labels)
     segment(model.jungle_, images[0], probabilities=False)
     assert len(stores) == 1
+    assert stores[0][0].dtype == "uint8" and stores[0][6].dtype == "uint32"  # codes
     for key, spec in {**_jit.AHEAD, **_jit.SEGMENT_AHEAD}.items():
         types = _jit.argument_types(spec, numba.typeof(stores[0]))
         assert types in _jit._kernel(*key).signatures, key

@@ -85,7 +85,11 @@ def test_fit_refuses_a_budget_before_it_starts(model):
     assert clone(seg).fit(images, labels, max_memory=2 * need).jungle_ is not None
 
 
-def test_auto_context_estimates_count_every_stage_and_the_maps():
+def test_auto_context_estimates_count_every_stage_and_the_maps(monkeypatch):
+    from jungleseg import _memory
+
+    # float32 stores (4 and 8 bytes a value), large enough to be the largest parts
+    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (4, 8))
     plain = JungleSegmenter(ColourFeatures(max_offset=4), n_estimators=2, samples_per_image=100)
     shapes = [(240, 320, 3)] * 50
     one = training_bytes(plain, shapes, 1, 8)
@@ -106,12 +110,23 @@ def test_store_bytes_follow_the_store_types(monkeypatch):
     seg = JungleSegmenter(ColourFeatures(max_offset=4, kinds=("value", "difference")),
                           n_estimators=2, samples_per_image=100)
     shapes = [(240, 320, 3)] * 10
+    narrow = training_bytes(seg, shapes, 1, 8).total  # colour training stores 8-bit codes
+    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (4, 8))
     wide = training_bytes(seg, shapes, 1, 8).total
-    monkeypatch.setattr(_memory, "store_value_bytes", lambda family: (1, 4))
-    narrow = training_bytes(seg, shapes, 1, 8).total
     pad = training_pad(seg._family(), shapes)[0]  # 4: the store holds a border
     assert wide - narrow == 3 * seg._family().n_store_channels * 10 * (240 + 2 * pad) * (
         320 + 2 * pad)
+
+
+def test_store_value_bytes_of_codes_and_of_float32_stores():
+    from jungleseg._memory import as_trained, store_value_bytes
+    from jungleseg.features import DepthFeatures
+
+    boxes = ColourFeatures(max_offset=4, max_box=4)
+    assert store_value_bytes(boxes) == (4, 8)  # no quantiser: a float32 model's store
+    assert store_value_bytes(as_trained(boxes)) == (1, 4)
+    assert store_value_bytes(as_trained(boxes.with_params(max_box=5000))) == (1, 8)
+    assert store_value_bytes(as_trained(DepthFeatures(0.3))) == (4, 8)
 
 
 def test_padded_training_stores_are_counted():
@@ -125,7 +140,7 @@ def test_padded_training_stores_are_counted():
     far = training_bytes(clone(seg, features=far_family), shapes, 1, 8)
     assert training_pad(far_family, shapes) == (0, 0)
     c_s = seg._family().n_store_channels
-    assert padded - far.total == 10 * ((256 * 336) - 240 * 320) * 4 * c_s
+    assert padded - far.total == 10 * ((256 * 336) - 240 * 320) * 1 * c_s  # 8-bit codes
 
 
 def test_training_estimates_count_the_store_as_training_holds_it():

@@ -253,6 +253,43 @@ def _described(loaded: dict) -> dict:
     return {k: loaded[k] for k in ("units", "values", "shapes")}
 
 
+def _shard_images(loaded: dict, family, first: int, units: str) -> list:
+    """The shard's images as training reads them (``JungleSegmenter._plan``'s
+    ``training_values``): checked, and grey or channel images in the first image's
+    ``units``."""
+    from ..features import ColourFeatures
+    from ..segmentation._input import _in_units, checked_image, value_units
+
+    images = []
+    for i, image in enumerate(loaded["images"]):
+        image = checked_image(image, family, None, f"image {first + i}")
+        if isinstance(family, ColourFeatures) and family.input != "rgb":
+            image = _in_units(image, value_units(image, f"image {first + i}"), units)
+        images.append(image)
+    return images
+
+
+def _quantiser_samples(loaded: dict, estimator, first: int, units: str, n_images: int
+                       ) -> list:
+    """Step 2a on a worker: the quantiser's samples (:func:`._quantise.fit_sample`) of
+    the shard's images among the whole's :func:`._quantise.fit_images`, in order, so
+    that the driver fits the quantiser a fit on all the images would."""
+    from ..features._quantise import fit_images, fit_sample
+
+    family = estimator._family()
+    images = loaded["images"]
+    chosen = [i - first for i in fit_images(n_images) if first <= i < first + len(images)]
+    if family.code_type is None or not chosen:
+        return []
+    images = _shard_images({"images": [images[i] for i in chosen]}, family, first, units)
+    samples = []
+    for image in images:
+        planes = np.empty((family.n_store_channels, *np.shape(image)[:2]), np.float32)
+        family.channels_into(image, planes)
+        samples.append(fit_sample(planes))
+    return samples
+
+
 def _prepare(loaded: dict, estimator, first: int, plan: dict) -> tuple[Shard, dict]:
     """Step 2 on a worker: the shard's channels, samples and entries (as the whole's
     ``JungleSegmenter._plan`` makes them for these images), and what the driver needs of
@@ -260,18 +297,11 @@ def _prepare(loaded: dict, estimator, first: int, plan: dict) -> tuple[Shard, di
     counts."""
     import dataclasses
 
-    from ..features import ColourFeatures
     from ..jungle._entries import Entries, image_rows
-    from ..segmentation._input import _in_units, checked_image, value_units
     from ..segmentation._sampling import sample_pixels
 
-    family = estimator._family()
-    images = []
-    for i, image in enumerate(loaded["images"]):
-        image = checked_image(image, family, None, f"image {first + i}")
-        if isinstance(family, ColourFeatures) and family.input != "rgb":
-            image = _in_units(image, value_units(image, f"image {first + i}"), plan["units"])
-        images.append(image)
+    family = estimator._family().with_quantiser(plan["quantiser"])
+    images = _shard_images(loaded, family, first, plan["units"])
     store = family.prepare(images, pad=plan["pad"])
     family.check_store(store)
     labels, classes = loaded["labels"], plan["classes"]
@@ -409,6 +439,7 @@ def fit_in_process(estimator: JungleSegmenter, images: Sequence, labels: Sequenc
 def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tuple:
     """Every shard loaded and prepared on its worker: their states (futures on a
     cluster), the driver's part of :func:`_prepare` for each, and the plan."""
+    from ..features._quantise import quantiser_of_samples
     from ..segmentation._context import cheap_pad
 
     loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
@@ -423,7 +454,13 @@ def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tu
     shapes = [shape for d in described for shape in d["shapes"]]
     plan = {"units": described[0]["units"], "classes": classes, "ignore": tuple(ignore),
             "seed": estimator._seed(), "n_images": len(images),
-            "pad": cheap_pad(family.point_reach, [s[:2] for s in shapes])}
+            "pad": cheap_pad(family.point_reach, [s[:2] for s in shapes]), "quantiser": None}
+    if family.code_type is not None:  # fitted on the driver from the shards' samples
+        samples = runner.get([runner.run(s, _quantiser_samples, f, estimator, a,
+                                         plan["units"], len(images))
+                              for s, (f, (a, _)) in enumerate(zip(loaded, ranges))])
+        plan["quantiser"] = quantiser_of_samples([x for part in samples for x in part],
+                                                 family.code_type)
     pairs = [runner.run(s, _prepare, f, estimator, a, plan)
              for s, (f, (a, _)) in enumerate(zip(loaded, ranges))]
     states = [runner.run(s, _part, p, 0) for s, p in enumerate(pairs)]
@@ -470,7 +507,7 @@ def _fit(estimator, images: list, labels: list, runner, ranges: list):
         input_values = {"units": plan["units"], "range": [min(i["range"][0] for i in infos),
                                                           max(i["range"][1] for i in infos)]}
     return estimator._fitted(summary_of(classes, seed, channels, label, len(images),
-                                        input_values, ratio), dags, stats)
+                                        input_values, ratio, plan["quantiser"]), dags, stats)
 
 
 class _Warm(warm_up):

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ..io import features_dict
 from ._command import run_export
 from ._csource import header, source
 from ._layout import VARIANTS, ExportError, jungle_of
@@ -120,7 +121,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     out.mkdir(parents=True, exist_ok=True)
     texts = {f"{name}.h": header(layout, name), f"{name}.c": source(layout, name, family, sizes)}
     if layout.kind == "colour":
-        texts[f"{name}_planes.py"] = planes_helper(name, family,
+        texts[f"{name}_planes.py"] = planes_helper(name, features_dict(jungle.family),
                                                    jungle.metadata.get("input_values"))
     files = []
     for filename, text in texts.items():

@@ -8,6 +8,7 @@ declares its name, its constructor's ``_parameter_constraints`` and its kernels.
 """
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -16,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_params
+from ._quantise import Quantiser, fit_quantiser
 from ._store import ImageStore
 
 #: Where a tile lies in its image: (first row, first column, image height, image width).
@@ -51,6 +53,12 @@ class FeatureFamily:
     needs_integral = False  # whether features read integral images
     spatial_ndim = 2  # 2: images (H, W[, C]); 3: volumes (D, H, W[, C])
     border = "edge"  # what a padded store's border holds (see ImageStore)
+    #: The code type of the quantised stores its models train on and segment
+    #: (:mod:`._quantise`); None: float32 stores.
+    code_type: ClassVar[type | None] = None
+    #: The quantiser of a fitted model's family (:meth:`with_quantiser`); None: its
+    #: stores hold float32 values (families without codes, and models written before).
+    quantiser: Quantiser | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -84,6 +92,33 @@ class FeatureFamily:
         """A new family of this class with some arguments changed (validated again)."""
         return type(self)(**{**self.get_params(), **changes})
 
+    def with_quantiser(self, quantiser: Quantiser | None) -> FeatureFamily:
+        """A copy of this family whose stores (:meth:`prepare`) hold the codes of
+        ``quantiser``, or with None float32 values (as models written before quantised
+        stores read them). Not one of its parameters: a family made again from its
+        parameters (:meth:`with_params`, :meth:`to_dict`) has none."""
+        family = copy.copy(self)
+        family.quantiser = quantiser
+        if quantiser is None:
+            family.code_type = None
+        return family
+
+    def fitted_quantiser(self, images: Sequence[ArrayLike]) -> Quantiser | None:
+        """The quantiser of a model of this family trained on ``images``: its own if it
+        has one, a new one fitted to the images' channels
+        (:func:`._quantise.fit_quantiser`) if the family keeps codes, else None."""
+        if self.quantiser is not None or self.code_type is None:
+            return self.quantiser
+        return fit_quantiser(self.n_store_channels, images,
+                             lambda image, out: self.channels_into(image, out),
+                             self.code_type)
+
+    @property
+    def box_pixels(self) -> int | bool:
+        """Pixels of the largest box a feature reads (True: unknown, the whole image);
+        it decides the type of a quantised store's integral images."""
+        return True
+
     def to_dict(self) -> dict:
         """JSON-friendly description, enough to rebuild the family
         (:func:`family_from_dict`)."""
@@ -112,12 +147,16 @@ class FeatureFamily:
     def prepare(self, images: Sequence[ArrayLike], pad: int = 0, window: Window | None = None
                 ) -> ImageStore:
         """A store of raw images converted to channels, with a border of ``pad`` pixels
-        (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile."""
+        (see :class:`ImageStore`); ``window`` as for :meth:`channels`, for a single tile.
+        With a :attr:`quantiser` (a fitted model's family), a store of its codes; without,
+        of float32 values. ``family.with_quantiser(family.fitted_quantiser(images))``
+        prepares the codes training on ``images`` would."""
         images = [np.asarray(im) for im in images]
         return ImageStore.build(
             [im.shape[:2] for im in images], self.n_store_channels,
             lambda i, planes: self.channels_into(images[i], planes, window=window),
-            integral=self.needs_integral, pad=pad, border=self.border)
+            integral=self.box_pixels if self.needs_integral else False, pad=pad,
+            border=self.border, quantiser=self.quantiser)
 
     @property
     def point_reach(self) -> int | None:

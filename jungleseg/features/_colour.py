@@ -77,6 +77,7 @@ class ColourFeatures(FeatureFamily):
 
     name = "colour"
     n_params = kernels.N_PARAMS[kernels.FAMILY_COLOUR]
+    code_type = np.uint8  # 8-bit codes: docs/how-it-works/features.md, "Quantised channels"
     _parameter_constraints = {
         "max_offset": [Interval(Integral, 0, _FAR, closed="both")],
         "kinds": [ListOf(StrOptions(kernels.COLOUR_KINDS), non_empty=True, unique=True)],
@@ -165,6 +166,10 @@ class ColourFeatures(FeatureFamily):
     @property
     def point_reach(self) -> int | None:
         return None if self.needs_integral else self.max_offset
+
+    @property
+    def box_pixels(self) -> int:
+        return (2 * self.max_box + 1) ** 2
 
     def spec(self) -> np.ndarray:
         return np.array([kernels.FAMILY_COLOUR, self.max_offset, self.n_store_channels,

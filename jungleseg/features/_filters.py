@@ -10,10 +10,19 @@ import numpy as np
 
 
 def integral_planes(planes: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Fill ``out`` (C, H + 1, W + 1) float64 with the sums of each (H, W) plane over rows
-    < r and columns < c."""
+    """Fill ``out`` (C, H + 1, W + 1) with the sums of each (H, W) plane over rows < r
+    and columns < c: float64 sums of float planes; sums of integer codes in ``out``'s
+    unsigned type, wrapping around (exact modulo 2^32 or 2^64, so a box's sum, the
+    wrapped difference of four entries, is exact while it fits the type)."""
+    if out.dtype == np.float64:
+        for ch in range(planes.shape[0]):
+            out[ch] = cv2.integral(planes[ch], sdepth=cv2.CV_64F)
+        return out
+    out[:, 0] = 0
+    out[:, :, 0] = 0
     for ch in range(planes.shape[0]):
-        out[ch] = cv2.integral(planes[ch], sdepth=cv2.CV_64F)
+        np.cumsum(planes[ch], axis=0, dtype=out.dtype, out=out[ch, 1:, 1:])
+        np.cumsum(out[ch, 1:, 1:], axis=1, out=out[ch, 1:, 1:])
     return out
 
 

@@ -30,7 +30,8 @@ is the family code; each family below documents the rest.
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .._rng import next_below, next_uniform
 from ._prefetch import prefetch
@@ -117,11 +118,33 @@ def _box_mean(integral, integral_offset, at, row, col, channel, half_r, half_c):
     c1 = min(col + half_c, w - 1) + 1
     stride = w + 1
     base = integral_offset[image] + channel * (h + 1) * stride
-    total = (integral[np.uint64(base + r1 * stride + c1)]
-             - integral[np.uint64(base + r0 * stride + c1)]
-             - integral[np.uint64(base + r1 * stride + c0)]
-             + integral[np.uint64(base + r0 * stride + c0)])
+    total = box_total(integral, base + r1 * stride + c1, base + r0 * stride + c1,
+                      base + r1 * stride + c0, base + r0 * stride + c0)
     return np.float32(total / ((r1 - r0) * (c1 - c0)))
+
+
+def box_total(integral, a, b, c, d):
+    """``integral[a] - integral[b] - integral[c] + integral[d]``: a box's sum from its
+    integral image's corners, in float64 for float64 integral images; for the wrapping
+    unsigned integral images of codes, the difference wrapped to the table's type (Numba
+    computes it in uint64), which is the exact sum of any box whose sum fits that type.
+    """
+    return integral[a] - integral[b] - integral[c] + integral[d]
+
+
+@overload(box_total, inline="always")
+def _box_total(integral, a, b, c, d):
+    if isinstance(integral.dtype, types.Float):
+        def total(integral, a, b, c, d):
+            return (integral[np.uint64(a)] - integral[np.uint64(b)]
+                    - integral[np.uint64(c)] + integral[np.uint64(d)])
+        return total
+    wrap = np.uint32 if integral.dtype.bitwidth == 32 else np.uint64
+
+    def wrapped(integral, a, b, c, d):
+        return np.float64(wrap(integral[np.uint64(a)] - integral[np.uint64(b)]
+                               - integral[np.uint64(c)] + integral[np.uint64(d)]))
+    return wrapped
 
 
 @njit(cache=True, inline="always")
@@ -140,7 +163,11 @@ def _combine(base, a, b):
 
     Every combination is computed and one is selected, without a branch: a node's
     candidates mix kinds at random, and a mispredicted branch would discard the probe
-    reads of the following candidates that are already under way."""
+    reads of the following candidates that are already under way. The probes' values are
+    float32 first: codes of a quantised store are unsigned, and their difference must not
+    wrap around (float32 holds codes, their sums and differences exactly)."""
+    a = np.float32(a)
+    b = np.float32(b)
     difference = a - b
     v = a
     v = difference if base == KIND_DIFF else v

@@ -10,11 +10,14 @@ import numpy as np
 
 from .._workers import fresh_array
 from ._filters import integral_planes
+from ._quantise import Quantiser
 
 
 @dataclass(frozen=True)
 class ImageStore:
-    """Images of different sizes packed in one flat float32 array, one plane per channel.
+    """Images of different sizes packed in one flat array, one plane per channel: float32
+    values, or with a ``quantiser`` its uint8 or uint16 codes
+    (:mod:`jungleseg.features._quantise`).
 
     Image ``i`` takes ``n_channels`` planes of ``(height[i] + 2 pad) x (width[i] + 2 pad)``
     from ``pixels[offset[i]]`` on: the image with a border of ``pad`` pixels that repeat
@@ -22,8 +25,10 @@ class ImageStore:
     clamping to the border would, or that are 0 (``border='zero'``: depth, where a probe
     off the image reads background); traversal then reads probes at fixed steps from
     the pixel (see :meth:`Jungle.classify_image`).
-    ``integral`` holds, when box features need them, the (H + 1) x (W + 1) float64
-    integral image of every channel, planes in channel order, image ``i`` starting at
+    ``integral`` holds, when box features need them, the (H + 1) x (W + 1) integral image
+    of every channel (float64 of float32 values; uint32 of codes, exact modulo 2^32, so
+    exact for every box whose sum is below 2^32 however large the image; uint64 where a
+    box could reach that), planes in channel order, image ``i`` starting at
     ``integral_offset[i]``. Planes, not interleaved channels, so that neighbouring pixels
     probing one channel read neighbouring memory.
 
@@ -47,6 +52,7 @@ class ImageStore:
     depth: np.ndarray | None = None  # slices per image, for volumes (ndim 3)
     pad_z: int = 0
     border: str = "edge"
+    quantiser: Quantiser | None = None
 
     @property
     def ndim(self) -> int:
@@ -115,13 +121,16 @@ class ImageStore:
 
     @classmethod
     def build(cls, shapes: Sequence[tuple[int, ...]], n_channels: int,
-              fill: Callable[[int, np.ndarray], None], integral: bool = False,
-              pad: int = 0, pad_z: int | None = None, border: str = "edge"
-              ) -> ImageStore:
+              fill: Callable[[int, np.ndarray], None], integral: bool | int = False,
+              pad: int = 0, pad_z: int | None = None, border: str = "edge",
+              quantiser: Quantiser | None = None) -> ImageStore:
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
         (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)``
         writes straight into the (n_channels, H, W) view of image ``i`` (no second copy);
-        its memory comes from :func:`jungleseg._workers.fresh_array`.
+        its memory comes from :func:`jungleseg._workers.fresh_array`. With a
+        ``quantiser``, ``fill`` writes one image's float32 channels into a scratch array,
+        and the store holds their codes. ``integral``: True, or the pixels of the largest
+        box read (see :meth:`with_integrals`), for integral images.
 
         With ``pad_z`` (an int, 0 allowed), a store of volumes of ``shapes`` (D, H, W),
         ``pad_z`` edge slices repeated before and after each, and ``fill`` writing the
@@ -147,27 +156,46 @@ class ImageStore:
         slices = [d + (2 * int(pad_z) if volumes else 0) for d, _, _ in full]
         sizes = np.array([n_channels * n * (h + 2 * pad) * (w + 2 * pad)
                           for n, (_, h, w) in zip(slices, full)], np.int64)
-        store = cls(pixels=fresh_array(int(sizes.sum()), np.float32),
+        if quantiser is not None and quantiser.n_channels != n_channels:
+            raise ValueError(f"the quantiser maps {quantiser.n_channels} channels, the store "
+                             f"holds {n_channels}")
+        dtype = np.float32 if quantiser is None else quantiser.dtype
+        store = cls(pixels=fresh_array(int(sizes.sum()), dtype),
                     offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
                     height=np.array([h for _, h, _ in full], np.int32),
                     width=np.array([w for _, _, w in full], np.int32),
                     n_channels=int(n_channels), pad=pad,
                     depth=np.array([d for d, _, _ in full], np.int32) if volumes else None,
-                    pad_z=int(pad_z) if volumes else 0, border=border)
+                    pad_z=int(pad_z) if volumes else 0, border=border, quantiser=quantiser,
+                    integral=np.zeros(0, integral_type(quantiser)))
         for i in range(len(shapes)):
-            fill(i, store.planes(i))
+            planes = store.planes(i)
+            if quantiser is None:
+                fill(i, planes)
+            else:  # one image's values at a time, then its codes
+                values = np.empty(planes.shape, np.float32)
+                fill(i, values)
+                quantiser.codes_into(values, planes)
+                del values
             store._fill_border(i)
-        return store.with_integrals() if integral else store
+        if not integral:
+            return store
+        return store.with_integrals(None if integral is True else int(integral))
 
-    def with_integrals(self) -> ImageStore:
-        """This store with the float64 integral image of every channel (for box kinds)."""
+    def with_integrals(self, box_pixels: int | None = None) -> ImageStore:
+        """This store with the integral image of every channel (for box kinds): float64
+        of float32 values; of codes, uint32 when no box of ``box_pixels`` pixels (None:
+        the whole image) can sum to 2^32, else uint64, both wrapping around exactly."""
         if self.depth is not None:
             raise ValueError("volumes have no integral images: box means are channels")
         planes = [self.planes(i) for i in range(self.n_images)]
         n = self.n_channels
         sizes = np.array([n * (p.shape[1] + 1) * (p.shape[2] + 1) for p in planes], np.int64)
         integral_offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        table = fresh_array(int(sizes.sum()), np.float64)
+        if box_pixels is None:
+            box_pixels = max((p.shape[1] * p.shape[2] for p in planes), default=0)
+        dtype = integral_type(self.quantiser, box_pixels)
+        table = fresh_array(int(sizes.sum()), dtype)
         for p, start, size in zip(planes, integral_offset, sizes):
             integral_planes(p, table[start:start + size].reshape(n, p.shape[1] + 1,
                                                                  p.shape[2] + 1))
@@ -200,6 +228,14 @@ class ImageStore:
         if q:
             block[:, :q] = block[:, q:q + 1]
             block[:, -q:] = block[:, -q - 1:-q]
+
+
+def integral_type(quantiser: Quantiser | None, box_pixels: int = 0) -> np.dtype:
+    """The type of a store's integral images: float64 without a ``quantiser``; else
+    uint32 if ``box_pixels`` codes sum below 2^32, else uint64."""
+    if quantiser is None:
+        return np.dtype(np.float64)
+    return np.dtype(np.uint32 if quantiser.max_code * box_pixels < 2 ** 32 else np.uint64)
 
 
 @dataclass(frozen=True)

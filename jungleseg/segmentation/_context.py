@@ -27,6 +27,7 @@ import dataclasses
 import numpy as np
 
 from ..features import ColourFeatures, ImageStore
+from ..features._quantise import Quantiser, affine_quantiser
 from ..jungle import Jungle
 
 #: Side of the squares a single training image is cut into for its folds, in pixels.
@@ -34,13 +35,28 @@ BLOCK = 16
 _UNUSED = 65535  # the label of a fold's hidden pixels (beyond every class value)
 
 
-def context_family(base: ColourFeatures, n_base_channels: int, n_classes: int
-                   ) -> ColourFeatures:
+def context_family(base: ColourFeatures, n_base_channels: int, n_classes: int,
+                   quantiser: Quantiser | None = None) -> ColourFeatures:
     """The feature family of a later stage: ``n_base_channels`` of stage 1 and the
-    ``n_classes`` probability maps as plain channels, probed like stage 1 probes."""
-    return ColourFeatures(max_offset=base.max_offset, kinds=base.kinds, max_box=base.max_box,
-                          input="channels", smoothing_scales=(),
-                          n_channels=n_base_channels + n_classes, centred=base.centred)
+    ``n_classes`` probability maps as plain channels, probed like stage 1 probes; with
+    stage 1's ``quantiser``, its stores hold codes (:func:`context_quantiser`), without
+    float32 values as stage 1's do."""
+    family = ColourFeatures(max_offset=base.max_offset, kinds=base.kinds, max_box=base.max_box,
+                            input="channels", smoothing_scales=(),
+                            n_channels=n_base_channels + n_classes, centred=base.centred)
+    if quantiser is None:
+        return family.with_quantiser(None)
+    return family.with_quantiser(context_quantiser(quantiser, n_base_channels, n_classes))
+
+
+def context_quantiser(base: Quantiser, n_base_channels: int, n_classes: int) -> Quantiser:
+    """A later stage's quantiser: stage 1's codes (its input, read from stage 1's store)
+    map to themselves, and probabilities 0..1 span the codes; fixed, so that no stage
+    needs a pass over its images to fit it."""
+    top = np.iinfo(base.dtype).max
+    low = np.zeros(n_base_channels + n_classes)
+    high = np.concatenate([np.full(n_base_channels, top), np.ones(n_classes)])
+    return affine_quantiser(low, high, base.dtype)
 
 
 def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
@@ -69,15 +85,18 @@ def stage_store(family: ColourFeatures, previous: ImageStore | None, maps: list[
               else [previous.shape(i) for i in range(previous.n_images)])
 
     def fill(i: int, planes: np.ndarray) -> None:
-        if previous is None:  # the same values as stage 1's store: the same function
+        if previous is None:  # the same values as stage 1's store: the same functions
             base.channels_into(values[i], planes[:n_base])
+            if base.quantiser is not None:  # its codes, which the stage maps to themselves
+                base.quantiser.codes_into(planes[:n_base], planes[:n_base])
         else:
             planes[:n_base] = previous.planes(i)[:n_base]
         planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
 
     pad = cheap_pad(family.point_reach, shapes)
     return ImageStore.build(shapes, family.n_store_channels, fill,
-                            integral=family.needs_integral, pad=pad, border=family.border)
+                            integral=family.box_pixels if family.needs_integral else False,
+                            pad=pad, border=family.border, quantiser=family.quantiser)
 
 
 def image_shapes(images) -> list[tuple[int, int]]:
@@ -197,12 +216,14 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     values = None  # the training images as stage 1 reads them, when this fit makes its store
     if store is None:
         values = training_values(images, base)[0]
+        base = base.with_quantiser(base.fitted_quantiser(values))
         store = base.prepare(values, pad=cheap_pad(base.point_reach, image_shapes(values)))
     stage = clone(segmenter, auto_context=1)
     current = clone(stage).fit(images, labels, progress=progress, store=store)
     seed = int(current.jungle_.metadata["seed"])
     stages, inputs, current_store = [current.jungle_], images, store
-    family = context_family(base, store.n_channels, current.classes_.size)
+    base = base.with_quantiser(store.quantiser)  # stage 1's codes, or float32 values
+    family = context_family(base, store.n_channels, current.classes_.size, store.quantiser)
     del store  # later stores are made again from the images, or copy the one before them
     for s in range(1, int(segmenter.auto_context)):
         maps = out_of_fold(stage, inputs, labels, current_store, current.classes_,

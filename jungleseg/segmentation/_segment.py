@@ -266,6 +266,9 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     if store.n_channels != family.n_store_channels:
         raise ValueError(f"the store has {store.n_channels} channels; the model reads "
                          f"{family.n_store_channels}")
+    if store.quantiser != family.quantiser:
+        raise ValueError("the store does not hold the channel codes the model reads: "
+                         "prepare it with the model's features (jungle.family.prepare)")
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
     if jungle.context:

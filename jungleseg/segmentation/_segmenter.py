@@ -194,7 +194,10 @@ class JungleSegmenter(JungleBase):
             ``progress(level, n_nodes)`` is called after each level; an exception it
             raises stops training (how a GUI cancels).
         store : ImageStore, optional
-            ``features.prepare(images, pad=...)`` computed by the caller, who can then
+            ``features.prepare(images, pad=...)`` computed by the caller (the model reads
+            what it holds: float32 values, or the codes of a family given its quantiser,
+            ``features.with_quantiser(features.fitted_quantiser(images))``, as training
+            without a store makes them), who can then
             segment those images from it (:func:`jungleseg.segment_prepared`) without
             computing their channels twice. On a store padded by
             ``features.point_reach`` probes are read without clamping; this method pads
@@ -272,7 +275,10 @@ class JungleSegmenter(JungleBase):
         if store is None and family.border == "zero":  # a probe off an image reads a 0 pixel
             stored, samples = crop_to_nonzero(images, samples)
         if store is None:
+            family = family.with_quantiser(family.fitted_quantiser(stored))
             store = family.prepare(stored, pad=cheap_pad(family.point_reach, image_shapes(stored)))
+        else:  # the model reads what the caller's store holds: codes or float32 values
+            family = family.with_quantiser(store.quantiser)
         family.check_store(store)
         if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
             height = store.height[samples.image]
@@ -308,7 +314,8 @@ class JungleSegmenter(JungleBase):
         plan's :func:`_summary`."""
         self.classes_ = np.asarray(summary["classes"])
         self.grow_stats_ = stats
-        self.jungle_ = Jungle(list(dags), self.classes_, self._family(),
+        family = self._family().with_quantiser(summary.get("quantiser"))
+        self.jungle_ = Jungle(list(dags), self.classes_, family,
                               self.get_params(deep=False), dict(summary["metadata"]))
         self.node_count_ = self.jungle_.node_count
         self.model_bytes_ = self.jungle_.nbytes
@@ -391,21 +398,22 @@ def _summary(plan: _Plan) -> dict:
     its DAGs (small, so a task can return it)."""
     values = [plan.store.values_at(plan.samples, c) for c in range(plan.store.n_channels)]
     return summary_of(plan.classes, plan.seed, values, plan.samples.label, plan.n_images,
-                      plan.input_values, plan.class_ratio)
+                      plan.input_values, plan.class_ratio, plan.family.quantiser)
 
 
 def summary_of(classes: np.ndarray, seed: int, channel_values: list[np.ndarray],
                label: np.ndarray, n_images: int, input_values: dict | None,
-               class_ratio: np.ndarray | None = None) -> dict:
+               class_ratio: np.ndarray | None = None, quantiser=None) -> dict:
     """:func:`_summary` from each store channel's values at the samples (all of them, in
     order) and the samples' labels, however the store is held (data-parallel training
     gathers them from its shards); ``class_ratio``: the leaves' reweighting, if any
-    (``correct_prior``)."""
+    (``correct_prior``); ``quantiser``: the store's (None: float32 values)."""
     metadata = {"seed": seed, "data_fingerprint": fingerprint_values(channel_values, label),
                 "n_training_images": n_images, "guide": _guide_statistics(channel_values[0]),
                 "class_shares": _class_shares(label, len(classes), class_ratio),
                 **({"input_values": input_values} if input_values else {})}
-    return {"classes": classes, "n_samples": int(label.shape[0]), "metadata": metadata}
+    return {"classes": classes, "n_samples": int(label.shape[0]), "metadata": metadata,
+            "quantiser": quantiser}
 
 
 def _checked_labels(labels, i: int) -> np.ndarray:

@@ -23,6 +23,7 @@ def test_fit_in_process_equals_local_fit(faces, kw, n_shards):
     local = small(**kw).fit(images, labels)
     sharded = fit_in_process(small(**kw), images, labels, n_shards)
     assert same_model(local.jungle_, sharded.jungle_)
+    assert sharded.jungle_.family.quantiser is not None  # 8-bit codes, fitted by the driver
     assert all(dag.spread is not None for dag in sharded.jungle_.dags)
     assert sharded.grow_stats_.evaluations == local.grow_stats_.evaluations
 

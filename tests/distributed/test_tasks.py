@@ -32,8 +32,9 @@ def small(**kw) -> JungleSegmenter:
 
 
 def same_model(a, b) -> bool:
-    """Every array of every DAG, the classes and the metadata equal."""
-    return (len(a.dags) == len(b.dags)
+    """Every array of every DAG, the classes, the metadata and the channel quantiser
+    equal."""
+    return (len(a.dags) == len(b.dags) and a.family.quantiser == b.family.quantiser
             and all(np.array_equal(getattr(x, f), getattr(y, f))
                     for x, y in zip(a.dags, b.dags) for f in x.__dataclass_fields__)
             and np.array_equal(a.classes, b.classes) and a.metadata == b.metadata)

@@ -45,7 +45,9 @@ def test_colour_channels_with_boxes_match_python(colour_images, tmp_path, varian
     model = JungleSegmenter(family, n_estimators=2, max_width=16, max_depth=8,
                             samples_per_image=400, random_state=0).fit(images[:2], truths[:2])
     _, program = built(model, tmp_path, variant, "colour")
-    planes = np.stack([np.moveaxis(im, 2, 0).astype(np.float32) for im in images])
+    # the channel codes the model reads (what the exported <name>_planes.py gives)
+    planes = np.stack([model.jungle_.family.prepare([im]).planes(0).astype(np.float32)
+                       for im in images])
     labels, proba, _ = run_harness(program, planes, 2, proba_dtype(variant, 2), "colour")
     for i, image in enumerate(images):
         expected, expected_proba = segment(model.jungle_, image, smoothing=0)

@@ -33,6 +33,11 @@ from jungleseg.segmentation._context import (
 FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
 
 
+def coded(family, images):
+    """``family`` coding channels as training on ``images`` does."""
+    return family.with_quantiser(family.fitted_quantiser(images))
+
+
 def _fit(stages, n_images=4, **kw):
     images, labels = render_faces(n_images + 2, seed=0, size=(40, 56))
     seg = JungleSegmenter(FAMILY, n_estimators=2, max_width=8, max_depth=6,
@@ -72,7 +77,7 @@ def test_tiled_equals_whole_with_margins_adding_up_over_three_stages():
 
 def test_prepared_stage_one_store_segments_as_the_image(two_stages):
     seg, images, _ = two_stages
-    store = FAMILY.prepare(images[:1])
+    store = seg.jungle_.context[0].family.prepare(images[:1])  # stage 1's codes
     a = segment_prepared(seg.jungle_, store, 0)
     b = segment(seg.jungle_, images[0])
     np.testing.assert_array_equal(a[1], b[1])
@@ -110,7 +115,7 @@ def test_maps_are_out_of_fold():
     images, labels = render_faces(4, seed=3, size=(32, 40))
     model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
                             n_candidate_features=10, sampling="all", random_state=0)
-    store = FAMILY.prepare(images)
+    store = coded(FAMILY, images).prepare(images)
     classes = model.fit(images, labels).classes_
     maps = out_of_fold(model, images, labels, store, classes, folds=2, seed=1)
     assert all(m.shape == (32 * 40, classes.size) for m in maps)
@@ -127,7 +132,8 @@ def test_each_map_comes_from_a_model_fitted_on_the_other_folds_images():
     images, labels = render_faces(5, seed=4, size=(24, 32))
     model = JungleSegmenter(FAMILY, n_estimators=1, max_depth=6, n_candidate_features=10,
                             samples_per_image=150, random_state=0)
-    store = FAMILY.prepare(images)
+    family = coded(FAMILY, images)  # the codes of every image, as stage 1's store holds them
+    store = family.prepare(images)
     classes = model.fit(images, labels).classes_
     for folds in (2, 3, 5):
         units = [int(f.flat[0]) for f in fold_of(image_shapes(images), folds, seed=7)]
@@ -136,7 +142,8 @@ def test_each_map_comes_from_a_model_fitted_on_the_other_folds_images():
         maps = out_of_fold(model, images, labels, store, classes, folds=folds, seed=7)
         for f in range(folds):
             others = [i for i in range(5) if units[i] != f]
-            part = clone(model).fit([images[i] for i in others], [labels[i] for i in others])
+            part = clone(model, features=family).fit([images[i] for i in others],
+                                                     [labels[i] for i in others])
             columns = np.searchsorted(classes, part.classes_)
             for i in (i for i in range(5) if units[i] == f):
                 expected = np.zeros_like(maps[i])
@@ -164,7 +171,7 @@ def test_two_stage_model_file_round_trips_bit_for_bit(two_stages, tmp_path):
     assert segment(loaded, images[0])[1].tobytes() == segment(seg.jungle_, images[0])[1].tobytes()
     again = save_model(loaded, tmp_path / "again.h5")
     with h5py.File(path) as f, h5py.File(again) as g:
-        assert f.attrs["format_version"] == 3 and f.attrs["sha256"] == g.attrs["sha256"]
+        assert f.attrs["format_version"] == 4 and f.attrs["sha256"] == g.attrs["sha256"]
     with h5py.File(path, "r+") as f:  # a stage edited after saving
         f["stages/0"].attrs["training"] = f["stages/0"].attrs["training"].replace(
             '"smoothing": 0', '"smoothing": 1')
@@ -180,8 +187,8 @@ def test_one_image_folds_are_squares_and_depth_features_are_refused():
     model = JungleSegmenter(FAMILY, n_estimators=1, max_width=None, max_depth=20,
                             n_candidate_features=10, sampling="all", random_state=0)
     classes = model.fit(images, labels).classes_
-    maps = out_of_fold(model, images, labels, FAMILY.prepare(images), classes, folds=2,
-                       seed=0)
+    store = coded(FAMILY, images).prepare(images)
+    maps = out_of_fold(model, images, labels, store, classes, folds=2, seed=0)
     assert maps[0].shape == (48 * 64, classes.size)
     np.testing.assert_allclose(maps[0].sum(axis=1), 1, atol=1e-5)
     truth = np.searchsorted(classes, labels[0].ravel())

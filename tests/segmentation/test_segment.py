@@ -81,7 +81,8 @@ def test_a_prepared_store_is_trained_on_and_segmented_like_the_images():
     family = ColourFeatures(max_offset=4, input="grey", smoothing_scales=(1,), box_filters=(2,))
     kwargs = dict(n_estimators=2, max_width=8, max_depth=5, n_candidate_features=10,
                   samples_per_image=100, smoothing=1, random_state=0)
-    store = family.prepare(images)
+    coded = family.with_quantiser(family.fitted_quantiser(images))  # as fit would code them
+    store = coded.prepare(images)
     from_store = JungleSegmenter(family, **kwargs).fit(images, labels, store=store)
     plain = JungleSegmenter(family, **kwargs).fit(images, labels)
     for k in range(2):
@@ -177,7 +178,8 @@ def test_guided_eps_is_checked_and_stored_with_the_guide_scale(tmp_path):
             JungleSegmenter(family, guided_eps=bad, **kwargs).fit(images, labels)
     seg = JungleSegmenter(family, guided_eps=0.1, **kwargs).fit(images, labels)
     centre, scale = seg.jungle_.metadata["guide"]  # channel 0 over the training pixels
-    pixels = np.concatenate([im.ravel() for im in images])
+    store = seg.jungle_.family.prepare(images)  # in the codes the model reads
+    pixels = np.concatenate([store.planes(i)[0].ravel() for i in range(2)]).astype(float)
     assert 0.8 < scale / pixels.std() < 1.25 and abs(centre - pixels.mean()) < 0.2 * scale
     path = save_model(seg.jungle_, tmp_path / "guided.h5")
     loaded = load_model(path)

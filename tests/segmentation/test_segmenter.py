@@ -179,8 +179,9 @@ def test_training_on_a_padded_store_reads_unclamped_and_gives_the_same_jungle(mo
 
     monkeypatch.setattr(segmenter_module, "grow", recording_grow)
     plain = JungleSegmenter(family, **kwargs).fit(images, labels)  # a 40 px border: 10x
+    coded = family.with_quantiser(family.fitted_quantiser(images))  # the codes fit makes
     padded = JungleSegmenter(family, **kwargs).fit(
-        images, labels, store=family.prepare(images, pad=40))
+        images, labels, store=coded.prepare(images, pad=40))
     big = [np.kron(im, np.ones((4, 4, 1), im.dtype)) for im in images]  # 120 x 176: an 8 px
     # border adds 24 %, so fit pads its own store
     JungleSegmenter(ColourFeatures(8, kinds=("value", "difference")), **kwargs).fit(
