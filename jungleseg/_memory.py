@@ -5,13 +5,10 @@ Every estimate is a sum of the arrays the code allocates, in bytes. Names: an im
 H x W pixels with ``C_in`` input channels of ``b_in`` bytes; the feature family's
 ``C_s`` store channels; a store border ``p`` (``jungle.point_reach``); K classes.
 The store takes ``S = C_s b_s [+ C_s b_I box kinds]`` bytes a pixel, with ``b_s`` bytes
-per channel value and ``b_I`` per integral-image value (8-bit codes and uint32 integral
-images of colour features: 1 and 4; float32 and float64 of depth and volume features and
-of models written before quantised stores: 4 and 8). Every formula reads S from
-:func:`store_bytes_per_pixel`, and ``b_s, b_I`` from :func:`store_value_bytes`, the one
-function a store of other types changes. A quantised store is made one image at a time
-through float32 scratch of its channels: ``4 C_s`` bytes a pixel of the window beside
-it.
+per channel value and ``b_I`` per integral-image value (colour features' 8-bit codes and
+uint32 integral images: 1 and 4; depth, volume and older models' float32 and float64: 4
+and 8), read from :func:`store_value_bytes` through :func:`store_bytes_per_pixel`. Codes
+are made one image at a time through float32 scratch, ``4 C_s`` bytes a pixel.
 
 Segmentation of one window of ``h x w`` pixels (the whole image, or a tile plus its
 margin ``m``: ``h = tile + 2 m``), :func:`window_bytes`::
@@ -323,11 +320,9 @@ def choose_tile(jungle, shape, itemsize: int, budget: int, margin,
 
 def store_value_bytes(family) -> tuple[int, int]:
     """(bytes of one channel value of a store, bytes of one value of its integral images)
-    for the stores ``family`` prepares (:class:`~jungleseg.features.ImageStore`): with a
-    quantiser its codes (1 byte for 8-bit codes) and uint32 integral images (uint64 where
-    a box's sum could reach 2^32); without, float32 planes and float64 integral images.
-    Every estimate reads the store's size from here (:func:`store_bytes_per_pixel`;
-    training estimates first give the family the codes its training will make,
+    for the stores ``family`` prepares: with a quantiser its codes and uint32 integral
+    images (uint64 where a box's sum could reach 2^32); without, float32 and float64.
+    Every estimate reads the store's size from here (training ones through
     :func:`as_trained`), so a store of other types changes only this function."""
     from .features._store import integral_type
 
@@ -338,9 +333,8 @@ def store_value_bytes(family) -> tuple[int, int]:
 
 
 def as_trained(family):
-    """``family`` as training holds its store: with a quantiser of its code type when it
-    has one (:meth:`~jungleseg.features.FeatureFamily.fitted_quantiser`; its values do not
-    matter to a size), else as it is."""
+    """``family`` as training holds its store: with a quantiser of its code type if it has
+    one (:meth:`~jungleseg.features.FeatureFamily.fitted_quantiser`), else as it is."""
     from .features._quantise import affine_quantiser
 
     if family.quantiser is not None or family.code_type is None:

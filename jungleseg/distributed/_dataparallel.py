@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._cluster import _TASK_THREADS, prepare_workers, warm_up, worker_threads
+from ._quantiser import quantiser_samples, shard_images
 from ._sharded import Shard, new_shard, sum_tables
 
 if TYPE_CHECKING:
@@ -253,43 +254,6 @@ def _described(loaded: dict) -> dict:
     return {k: loaded[k] for k in ("units", "values", "shapes")}
 
 
-def _shard_images(loaded: dict, family, first: int, units: str) -> list:
-    """The shard's images as training reads them (``JungleSegmenter._plan``'s
-    ``training_values``): checked, and grey or channel images in the first image's
-    ``units``."""
-    from ..features import ColourFeatures
-    from ..segmentation._input import _in_units, checked_image, value_units
-
-    images = []
-    for i, image in enumerate(loaded["images"]):
-        image = checked_image(image, family, None, f"image {first + i}")
-        if isinstance(family, ColourFeatures) and family.input != "rgb":
-            image = _in_units(image, value_units(image, f"image {first + i}"), units)
-        images.append(image)
-    return images
-
-
-def _quantiser_samples(loaded: dict, estimator, first: int, units: str, n_images: int
-                       ) -> list:
-    """Step 2a on a worker: the quantiser's samples (:func:`._quantise.fit_sample`) of
-    the shard's images among the whole's :func:`._quantise.fit_images`, in order, so
-    that the driver fits the quantiser a fit on all the images would."""
-    from ..features._quantise import fit_images, fit_sample
-
-    family = estimator._family()
-    images = loaded["images"]
-    chosen = [i - first for i in fit_images(n_images) if first <= i < first + len(images)]
-    if family.code_type is None or not chosen:
-        return []
-    images = _shard_images({"images": [images[i] for i in chosen]}, family, first, units)
-    samples = []
-    for image in images:
-        planes = np.empty((family.n_store_channels, *np.shape(image)[:2]), np.float32)
-        family.channels_into(image, planes)
-        samples.append(fit_sample(planes))
-    return samples
-
-
 def _prepare(loaded: dict, estimator, first: int, plan: dict) -> tuple[Shard, dict]:
     """Step 2 on a worker: the shard's channels, samples and entries (as the whole's
     ``JungleSegmenter._plan`` makes them for these images), and what the driver needs of
@@ -301,7 +265,8 @@ def _prepare(loaded: dict, estimator, first: int, plan: dict) -> tuple[Shard, di
     from ..segmentation._sampling import sample_pixels
 
     family = estimator._family().with_quantiser(plan["quantiser"])
-    images = _shard_images(loaded, family, first, plan["units"])
+    images = shard_images(loaded["images"], family,
+                          range(first, first + len(loaded["images"])), plan["units"])
     store = family.prepare(images, pad=plan["pad"])
     family.check_store(store)
     labels, classes = loaded["labels"], plan["classes"]
@@ -456,7 +421,7 @@ def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tu
             "seed": estimator._seed(), "n_images": len(images),
             "pad": cheap_pad(family.point_reach, [s[:2] for s in shapes]), "quantiser": None}
     if family.code_type is not None:  # fitted on the driver from the shards' samples
-        samples = runner.get([runner.run(s, _quantiser_samples, f, estimator, a,
+        samples = runner.get([runner.run(s, quantiser_samples, f, estimator, a,
                                          plan["units"], len(images))
                               for s, (f, (a, _)) in enumerate(zip(loaded, ranges))])
         plan["quantiser"] = quantiser_of_samples([x for part in samples for x in part],

@@ -1,4 +1,4 @@
-"""Numba kernels for feature responses and candidate draws, all feature kinds.
+"""Numba kernels for feature responses, all feature kinds (candidate draws: :mod:`._draws`).
 
 A feature is a ``kind`` code plus a float32 parameter row. Data live in a packed store
 (see :class:`jungleseg.features.ImageStore`) passed to kernels as the tuple
@@ -23,17 +23,15 @@ Kinds and their parameter rows:
   combined as the colour point kinds are. Volumes are stored as taller planes (see
   :class:`jungleseg.features.ImageStore`), always padded as far as the family's probes
   reach, so these kinds read their probes at fixed steps, never clamped.
-Candidate draws are described by a family ``spec``: a float64 vector whose first entry
-is the family code; each family below documents the rest.
+Candidate draws (:mod:`._draws`) are described by a family ``spec``: a float64 vector whose
+first entry is the family code; each family below documents the rest.
 """
 
-import math
 
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .._rng import next_below, next_uniform
 from ._prefetch import prefetch
 
 KIND_TABULAR = 0
@@ -464,84 +462,3 @@ def depth_step_responses(params, nodes, split, at, n, pixels, stride, out, rows,
         a = pixels[np.uint64(at[e] + offsets[4 * e] * stride + offsets[4 * e + 1])]
         b = pixels[np.uint64(at[e] + offsets[4 * e + 2] * stride + offsets[4 * e + 3])]
         out[e] = (a if a > 0 else DEPTH_FAR) - (b if b > 0 else DEPTH_FAR)
-
-
-@njit(cache=True)
-def _uniform(state, low, high):
-    state, u = next_uniform(state)
-    return state, low + (high - low) * u
-
-
-@njit(cache=True)
-def _draw_volume(spec, state, kinds, params):
-    """Volume candidates: offsets uniform in a cube of ``spec[1]`` physical units per
-    axis, rounded to whole voxels of each axis' spacing, so that anisotropic volumes
-    get probes of equal physical reach."""
-    reach = spec[1]
-    n_channels = int(spec[5])
-    n_kinds = int(spec[6])
-    centred = spec[7 + n_kinds] != 0
-    for i in range(kinds.shape[0]):
-        state, q = next_below(state, n_kinds)
-        kinds[i] = int(spec[7 + q])
-        for p in range(6):
-            state, u = _uniform(state, -reach, reach)
-            params[i, p] = math.floor(u / spec[2 + p % 3] + 0.5)
-        if centred:  # the first probe on the voxel itself; draws stay the same
-            params[i, 0:3] = 0
-        state, params[i, 6] = next_below(state, n_channels)
-        state, params[i, 7] = next_below(state, n_channels)
-    return kinds.shape[0]
-
-
-@njit(cache=True)
-def draw_candidates(spec, state, kinds, params):
-    """Fill ``kinds[K]`` and ``params[K, P]`` with K candidate features from ``spec``.
-
-    Returns the number of candidates drawn (tabular draws columns without replacement,
-    so at most ``n_columns``).
-    """
-    family = int(spec[0])
-    n = kinds.shape[0]
-    if family == FAMILY_TABULAR:
-        n_columns = int(spec[1])
-        n = min(n, n_columns)
-        pool = np.arange(n_columns)
-        for i in range(n):  # partial Fisher-Yates shuffle
-            state, j = next_below(state, n_columns - i)
-            pool[i], pool[i + j] = pool[i + j], pool[i]
-            kinds[i] = KIND_TABULAR
-            params[i, 0] = pool[i]
-        return n
-    if family == FAMILY_DEPTH:
-        reach = spec[1]
-        for i in range(n):
-            kinds[i] = KIND_DEPTH
-            for p in range(4):
-                state, params[i, p] = _uniform(state, -reach, reach)
-        return n
-    if family == FAMILY_VOLUME:
-        return _draw_volume(spec, state, kinds, params)
-    if family == FAMILY_COLOUR:
-        reach = int(spec[1])
-        n_channels = int(spec[2])
-        box_max = int(spec[3])
-        n_kinds = int(spec[4])
-        centred = spec[5 + n_kinds] != 0
-        for i in range(n):
-            state, q = next_below(state, n_kinds)
-            kind = int(spec[5 + q])
-            kinds[i] = kind
-            for p in range(4):
-                state, v = next_below(state, 2 * reach + 1)
-                params[i, p] = v - reach
-            if centred:  # the first probe on the pixel itself; draws stay the same
-                params[i, 0:2] = 0
-            state, params[i, 4] = next_below(state, n_channels)
-            state, params[i, 5] = next_below(state, n_channels)
-            params[i, 6:8] = 0
-            if kind >= KIND_BOX_VALUE:
-                state, params[i, 6] = next_below(state, box_max + 1)
-                state, params[i, 7] = next_below(state, box_max + 1)
-        return n
-    return 0

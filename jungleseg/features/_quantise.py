@@ -156,10 +156,14 @@ def fit_quantiser(n_channels: int, images: Sequence, channels_into: Callable,
     """The quantiser of training ``images``: ``channels_into(image, out)`` writes an
     image's (n_channels, H, W) float32 channels (the family's); the codes span each
     channel's :data:`QUANTILES` over :func:`fit_sample` of the :func:`fit_images`."""
-    samples = []
-    for i in fit_images(len(images)):
-        image = np.asarray(images[i])
-        planes = np.empty((n_channels, *image.shape[:2]), np.float32)
-        channels_into(image, planes)
-        samples.append(fit_sample(planes))
-    return quantiser_of_samples(samples, dtype)
+    return quantiser_of_samples([image_sample(images[i], n_channels, channels_into)
+                                 for i in fit_images(len(images))], dtype)
+
+
+def image_sample(image, n_channels: int, channels_into: Callable) -> np.ndarray:
+    """:func:`fit_sample` of one image's channels, which ``channels_into(image, out)``
+    writes to (n_channels, H, W) float32 planes."""
+    image = np.asarray(image)
+    planes = np.empty((n_channels, *image.shape[:2]), np.float32)
+    channels_into(image, planes)
+    return fit_sample(planes)

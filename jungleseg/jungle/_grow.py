@@ -33,7 +33,8 @@ from numba import njit
 
 from .._rng import derive
 from .._workers import TASKS_PER_WORKER, claim, run_workers, threads, workers_for
-from ..features._kernels import FAMILY_TABULAR, at_sample, draw_candidates, response_at
+from ..features._draws import draw_candidates
+from ..features._kernels import FAMILY_TABULAR, at_sample, response_at
 from ._assembly import level_record
 from ._baselines import level_capacity, top_per_dag
 from ._criterion import best_candidates, node_costs

@@ -1,10 +1,11 @@
 """Every feature kind's kernel against a plain NumPy reference, borders and invalid depth
-included, and the candidate draws."""
+included."""
 import numpy as np
 import pytest
 
-from jungleseg.features import ColourFeatures, DepthFeatures, TabularFeatures
+from jungleseg.features import ColourFeatures, DepthFeatures
 from jungleseg.features import _kernels as K
+from jungleseg.features._draws import draw_candidates
 
 FAR = 100.0
 
@@ -59,7 +60,7 @@ def test_depth_feature_matches_reference():
     store = family.prepare(images).as_tuple()
     kinds = np.zeros(50, np.uint8)
     params = np.zeros((50, 4), np.float32)
-    assert K.draw_candidates(family.spec(), np.uint64(1), kinds, params) == 50
+    assert draw_candidates(family.spec(), np.uint64(1), kinds, params) == 50
     assert np.all(kinds == K.KIND_DEPTH) and np.abs(params).max() <= family.reach
     checked = 0
     for i, depth in enumerate(images):
@@ -132,6 +133,10 @@ def test_depth_responses_at_listed_pixels_and_nodes_equal_one_response_at_a_time
                                np.empty(4 * n, np.int64))
         return out
 
+    @njit
+    def one_step(params, i, pixels, at, stride):
+        return K.depth_step_response(params, i, pixels, at, stride)
+
     rng = np.random.default_rng(5)
     depth = random_depth(rng, 30, 40)
     family = DepthFeatures(max_offset=0.4, focal_length=60)
@@ -156,6 +161,9 @@ def test_depth_responses_at_listed_pixels_and_nodes_equal_one_response_at_a_time
                                              cols[pick])])
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     assert split.sum() > 100 and (~split).sum() > 20
+    one = np.float32([one_step(params, k, pixels, a, stride[0]) if s else 0.0
+                      for k, s, a in zip(node.astype(np.int64), split, at)])
+    assert np.array_equal(one.view(np.uint32), want.view(np.uint32))  # hard routing's step
 
 
 @pytest.mark.parametrize("pad", [0, 6])
@@ -182,7 +190,7 @@ def test_colour_responses_of_a_node_equal_one_response_at_a_time(pad):
     kinds = np.zeros((2, 30), np.uint8)
     params = np.zeros((60, 8), np.float32)
     for i in range(2):
-        K.draw_candidates(family.spec(), np.uint64(i), kinds[i], params[30 * i:30 * (i + 1)])
+        draw_candidates(family.spec(), np.uint64(i), kinds[i], params[30 * i:30 * (i + 1)])
     assert len(set(kinds.ravel())) == len(K.COLOUR_KINDS)
     for image, (h, w, _) in enumerate(x.shape for x in images):
         for r in range(h):
@@ -206,7 +214,7 @@ def test_colour_feature_kinds_match_reference(kind):
     store = family.prepare(images).as_tuple()
     kinds = np.zeros(40, np.uint8)
     params = np.zeros((40, 8), np.float32)
-    K.draw_candidates(family.spec(), np.uint64(2), kinds, params)
+    draw_candidates(family.spec(), np.uint64(2), kinds, params)
     code = K.COLOUR_KINDS[kind]
     assert np.all(kinds == code)
     assert np.abs(params[:, :4]).max() <= 12 and params[:, 6:].max() <= 3
@@ -228,24 +236,3 @@ def test_colour_feature_kinds_match_reference(kind):
                 for p in params[:8]:
                     assert K.unclamped_response(code, p, padded, i, r, c) \
                         == K.response(code, p, store, i, r, c)
-
-
-def test_tabular_draws_distinct_columns():
-    kinds = np.zeros(5, np.uint8)
-    params = np.zeros((5, 1), np.float32)
-    n = K.draw_candidates(TabularFeatures(5).spec(), np.uint64(3), kinds, params)
-    assert n == 5 and sorted(params[:, 0]) == [0, 1, 2, 3, 4]
-
-
-def test_centred_draws_put_the_first_probe_on_the_pixel():
-    draws = []
-    for centred in (False, True):
-        kinds = np.zeros(200, np.uint8)
-        params = np.zeros((200, 8), np.float32)
-        K.draw_candidates(ColourFeatures(12, centred=centred).spec(), np.uint64(4), kinds,
-                          params)
-        draws.append((kinds, params))
-    (kinds, free), (centred_kinds, centred) = draws
-    assert np.all(centred[:, :2] == 0) and np.any(free[:, :2] != 0)
-    np.testing.assert_array_equal(kinds, centred_kinds)  # same stream, only u changes
-    np.testing.assert_array_equal(free[:, 2:], centred[:, 2:])

@@ -6,6 +6,7 @@ from scipy import ndimage
 
 from jungleseg.features import VolumeFeatures
 from jungleseg.features import _kernels as K
+from jungleseg.features._draws import draw_candidates
 from jungleseg.features._filters import (
     box_mean_volume,
     gaussian_volume,
@@ -35,7 +36,7 @@ def ref_volume_kind(volume, z, y, x, kind, p):
 def draws(family, n=60, seed=5):
     kinds = np.zeros(n, np.uint8)
     params = np.zeros((n, 8), np.float32)
-    assert K.draw_candidates(family.spec(), np.uint64(seed), kinds, params) == n
+    assert draw_candidates(family.spec(), np.uint64(seed), kinds, params) == n
     return kinds, params
 
 
