@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts."""
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -138,3 +139,46 @@ def mosaic_zarr(path: Path, images: list, size: int, chunk: int):
                                     for i in range(rows)], axis=0)
             z[r:r + chunk, c:c + chunk] = block[:min(chunk, size - r), :min(chunk, size - c)]
     return z
+
+
+class TreeRSS:
+    """The peak of the resident memory summed over a process (default this one) and all
+    its descendants (a CLI's or a LocalCluster's workers), and each one's own peak,
+    sampled every 50 ms; ``trace``: the sum every ``every`` seconds (whether it creeps)."""
+
+    def __init__(self, pid: int | None = None, every: float = 30.0):
+        import psutil
+
+        self.root, self.every = psutil.Process(pid), every
+        self.peak, self.own, self.trace = 0, {}, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        import psutil
+
+        start = last = time.perf_counter()
+        while not self._stop.is_set():
+            total = 0
+            for p in [self.root, *self.root.children(recursive=True)]:
+                try:
+                    rss = p.memory_info().rss
+                    name = " ".join(p.cmdline()[1:3])[:60]
+                except psutil.Error:
+                    continue
+                total += rss
+                key = f"{p.pid} {name}"
+                self.own[key] = max(self.own.get(key, 0), rss)
+            self.peak = max(self.peak, total)
+            if time.perf_counter() - last >= self.every:
+                last = time.perf_counter()
+                self.trace.append((round(last - start), total))
+            time.sleep(0.05)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()

@@ -19,7 +19,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -52,38 +51,6 @@ def _write_results(name: str, figures: dict) -> None:
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
 REDUCED = {"jungle.n_estimators": 4, "jungle.max_depth": 14, "jungle.max_width": 64,
            "jungle.n_candidate_features": 40, "sampling.samples_per_image": 500}
-
-
-class PeakRSS:
-    """Peak of the summed resident memory of a process (default this one) and all its
-    descendants (the worker processes of a LocalCluster), sampled every 20 ms."""
-
-    def __init__(self, pid: int | None = None):
-        import psutil
-
-        self.root, self.peak, self._stop = psutil.Process(pid), 0, threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self):
-        import psutil
-
-        while not self._stop.is_set():
-            total = 0
-            for p in [self.root, *self.root.children(recursive=True)]:
-                try:
-                    total += p.memory_info().rss
-                except psutil.Error:
-                    pass
-            self.peak = max(self.peak, total)
-            time.sleep(0.02)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
 
 def same_model(a, b) -> bool:
@@ -237,7 +204,7 @@ def main() -> None:
                    "--workers", "2", "--quiet"]
         start = time.perf_counter()
         process = subprocess.Popen(command)
-        with PeakRSS(process.pid) as rss:
+        with _common().TreeRSS(process.pid) as rss:
             code = process.wait()
         big_s = time.perf_counter() - start
         import zarr

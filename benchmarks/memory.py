@@ -31,12 +31,11 @@ import resource
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import mosaic_zarr, write_results  # noqa: E402
+from _common import TreeRSS, mosaic_zarr, write_results  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -222,49 +221,6 @@ def pad_figures(data, n_images: int) -> dict:
         "images": n_images, "cpu_seconds_padded": padded, "cpu_seconds_clamped": clamped,
         "clamped_over_padded": clamped / padded, "same_model": bool(same)}
     return figures
-
-
-class TreeRSS:
-    """The peak of the resident memory summed over a process and all its descendants,
-    and each one's own peak, sampled every 50 ms; ``trace``: the sum every ``every``
-    seconds (whether it creeps)."""
-
-    def __init__(self, pid: int, every: float = 30.0):
-        import psutil
-
-        self.root, self.every = psutil.Process(pid), every
-        self.peak, self.own, self.trace = 0, {}, []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    def _watch(self) -> None:
-        import psutil
-
-        start = last = time.perf_counter()
-        while not self._stop.is_set():
-            total = 0
-            for p in [self.root, *self.root.children(recursive=True)]:
-                try:
-                    rss = p.memory_info().rss
-                    name = " ".join(p.cmdline()[1:3])[:60]
-                except psutil.Error:
-                    continue
-                total += rss
-                key = f"{p.pid} {name}"
-                self.own[key] = max(self.own.get(key, 0), rss)
-            self.peak = max(self.peak, total)
-            if time.perf_counter() - last >= self.every:
-                last = time.perf_counter()
-                self.trace.append((round(last - start), total))
-            time.sleep(0.05)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
 
 
 def zarr_on_workers(size: int, n_images: int, data, folder: Path) -> dict:
