@@ -3,6 +3,7 @@ chunks (:func:`segment_array`), and the files or images of a batch (:func:`segme
 :func:`segment_images`); the package's docstring says how each equals local work."""
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -250,24 +251,24 @@ def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, 
         return client.submit(_segment_region, model, window, inner, *task,
                              origin=tuple(a for a, _ in outer), pure=False)
 
-    ahead = TASKS_PER_SLOT * max(sum(worker_threads(client).values()), 1)
-    todo = iter(regions)
     where = {}
     running = as_completed()
-    for inner in todo:
+
+    def start(inner):
         future = submit(inner)
         where[future.key] = inner
         running.add(future)
-        if len(where) >= ahead:
-            break
+
+    ahead = TASKS_PER_SLOT * max(sum(worker_threads(client).values()), 1)
+    todo = iter(regions)
+    for inner in itertools.islice(todo, ahead):
+        start(inner)
     for future in running:
         _store(labels, where.pop(future.key), future.result())
         future.release()
         inner = next(todo, None)
         if inner is not None:
-            future = submit(inner)
-            where[future.key] = inner
-            running.add(future)
+            start(inner)
 
 
 def _window(inner: tuple, halo: tuple, shape: tuple) -> tuple:
