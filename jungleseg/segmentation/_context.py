@@ -59,27 +59,16 @@ def context_quantiser(base: Quantiser, n_base_channels: int, n_classes: int) -> 
     return affine_quantiser(low, high, base.dtype)
 
 
-def stage_input(base: ImageStore, image: int, proba: np.ndarray) -> np.ndarray:
-    """(H, W, C1 + C) float32: image ``image``'s stage-1 channels and a probability map
-    ((H * W, C) or (H, W, C))."""
-    planes = base.planes(image)
-    n, h, w = planes.shape
-    joined = np.empty((h, w, n + proba.shape[-1]), np.float32)
-    joined[:, :, n:] = proba.reshape(h, w, -1)
-    for row in range(h):  # a row at a time: several times faster than one strided copy
-        joined[row, :, :n] = planes[:, row].T
-    return joined
-
-
 def stage_store(family: ColourFeatures, previous: ImageStore | None, maps: list[np.ndarray],
-                base: ColourFeatures | None = None, values: list | None = None
-                ) -> ImageStore:
-    """The next stage's training store: every image's stage-1 planes (the first planes of
+                base: ColourFeatures | None = None, values: list | None = None,
+                pad: int | None = None) -> ImageStore:
+    """The next stage's store: every image's stage-1 planes (the first planes of
     ``previous``, stage 1's store or a later stage's; or, with ``base`` and ``values``,
     made again by stage 1's features from the training images, so that no earlier store
-    need be held beside the new one) and its map, as :func:`stage_input` joins them and
-    ``family`` prepares them, written straight into the store: no (H, W, C1 + C) copy of
-    every image exists beside it."""
+    need be held beside the new one) and its map, as ``family`` would prepare the two
+    joined as (H, W, C1 + C) channels, written straight into the store: no joined copy
+    of any image exists beside it. ``pad``: the border (default :func:`cheap_pad`, what
+    training affords)."""
     n_base = family.n_input_channels - maps[0].shape[-1]
     shapes = ([np.shape(v)[:2] for v in values] if previous is None
               else [previous.shape(i) for i in range(previous.n_images)])
@@ -93,7 +82,8 @@ def stage_store(family: ColourFeatures, previous: ImageStore | None, maps: list[
             planes[:n_base] = previous.planes(i)[:n_base]
         planes[n_base:] = np.moveaxis(maps[i].reshape(*shapes[i], -1), 2, 0)
 
-    pad = cheap_pad(family.point_reach, shapes)
+    if pad is None:
+        pad = cheap_pad(family.point_reach, shapes)
     return ImageStore.build(shapes, family.n_store_channels, fill,
                             integral=family.box_pixels if family.needs_integral else False,
                             pad=pad, border=family.border, quantiser=family.quantiser)
@@ -109,16 +99,17 @@ def store_images(store: ImageStore) -> list[np.ndarray]:
     return [np.moveaxis(store.planes(i), 0, 2) for i in range(store.n_images)]
 
 
-def chain_input(jungle: Jungle, base: ImageStore, image: int, window=None) -> np.ndarray:
-    """The last stage's input for image ``image`` of a stage-1 store: the earlier stages
-    run in turn, each on the channels the previous ones made."""
-    stages = jungle.context
-    proba = stages[0].classify_image(base, image)[1]
-    for stage in stages[1:]:
-        store = stage.family.prepare([stage_input(base, image, proba)],
-                                     pad=stage.point_reach or 0, window=window)
+def chain_store(jungle: Jungle, base: ImageStore, image: int) -> ImageStore:
+    """The last stage's store of image ``image`` of a stage-1 store: the earlier stages
+    run in turn, each on the channels the previous ones made, and each later store is
+    filled from stage 1's planes and the map in place (:func:`stage_store`), padded as far
+    as its stage's points reach, so that its probes are read unclamped."""
+    first = store_subset(base, [image])
+    proba = jungle.context[0].classify_image(base, image)[1]
+    for stage in jungle.context[1:]:
+        store = stage_store(stage.family, first, [proba], pad=stage.point_reach or 0)
         proba = stage.classify_image(store, 0)[1]
-    return stage_input(base, image, proba)
+    return stage_store(jungle.family, first, [proba], pad=jungle.point_reach or 0)
 
 
 def input_stage(jungle: Jungle) -> Jungle:

@@ -13,7 +13,7 @@ from .._workers import ordered_map
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
 from ..jungle._model import PRIOR_POWER
-from ._context import chain_input, chain_margin, input_stage
+from ._context import chain_margin, chain_store, input_stage
 from ._input import checked_image
 from ._smoothing import (
     SMOOTHING_CONSTRAINTS,
@@ -272,7 +272,7 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     if not 0 <= image < store.n_images:
         raise ValueError(f"image {image} is not in the store (0 to {store.n_images - 1})")
     if jungle.context:
-        store, image = _last_stage_store(jungle, store, image, None), 0
+        store, image = chain_store(jungle, store, image), 0
     if store.ndim == 3:
         labels, proba = labelled_volume(jungle, store, image,
                                         _checked_smoothing(jungle, smoothing))
@@ -291,16 +291,10 @@ def _segment_window(jungle: Jungle, image, window, smoothing: int = 0,
     pad = family.margin(image) if isinstance(family, DepthFeatures) else first.point_reach or 0
     store = family.prepare([image], pad=pad, window=window)
     if jungle.context:
-        store = _last_stage_store(jungle, store, 0, window)
+        store = chain_store(jungle, store, 0)
     traversed = _traversed(jungle, store, 0, smoothing, probabilities, region)
     del store  # the window's largest array: freed before smoothing and labelling
     return _labels_of(jungle, traversed, smoothing, probabilities)
-
-
-def _last_stage_store(jungle: Jungle, base: ImageStore, image: int, window) -> ImageStore:
-    """The last auto-context stage's store of one image, from stage 1's."""
-    return jungle.family.prepare([chain_input(jungle, base, image, window)],
-                                 pad=jungle.point_reach or 0, window=window)
 
 
 def _labelled(jungle: Jungle, store: ImageStore, image: int, smoothing: int,

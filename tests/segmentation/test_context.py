@@ -25,12 +25,20 @@ from jungleseg.segmentation._context import (
     fold_of,
     image_shapes,
     out_of_fold,
-    stage_input,
     stage_store,
     store_images,
 )
 
 FAMILY = ColourFeatures(max_offset=6, max_box=2, box_filters=(2,))
+
+
+def stage_input(base, image, proba):
+    """(H, W, C1 + C) float32: image ``image``'s stage-1 channels joined to a probability
+    map: what a later stage's features prepare, in the plain way."""
+    planes = base.planes(image)
+    n, h, w = planes.shape
+    return np.concatenate([np.moveaxis(planes, 0, 2), proba.reshape(h, w, -1)],
+                          axis=2).astype(np.float32)
 
 
 def coded(family, images):
