@@ -54,7 +54,9 @@ N sampled pixels, E entries (N per DAG, or the samples of each DAG's own images 
 K_c classes::
 
     training = sum_i H_i W_i C_in b_in                                 images
-             + max_i H_i W_i (scratch(family) + 8)                      one image's scratch
+             + max_i H_i W_i (scratch(family) + 8 + 4 C_s [x 2])        one image's scratch:
+                                                  its float32 channels being coded (codes; twice
+                                                  for one image kept, ``coding_bytes``)
              + stage
 
     stage    = sum_i (h_i + 2 p_t)(w_i + 2 p_t) S                      store
@@ -394,6 +396,9 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     image (every labelled pixel for ``sampling='all'``). ``store_shapes``: the (H, W) of
     each image in the training store where that holds less than the whole image (depth
     bodies), default ``shapes``."""
+    from .features import ColourFeatures
+    from .features._base import coding_bytes
+
     family = as_trained(estimator._family())
     ndim = family.spatial_ndim  # (D, H, W) for volumes: every voxel counts
     pixels = [int(np.prod(s[:ndim], dtype=np.int64)) for s in shapes]
@@ -405,18 +410,13 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     pad, pad_z = training_pad(family, stored)
     store_pixels = sum(padded_pixels(stored, ndim, pad, pad_z))
     images = sum(pixels) * _input_channels(family) * itemsize
-    common = {"the images": images,
-              "one image's scratch": max(pixels, default=0) * (_scratch(family) + 8)}
+    scratch = _scratch(family) + 8 + coding_bytes(family, [s[:2] for s in shapes])
+    common = {"the images": images, "one image's scratch": max(pixels, default=0) * scratch}
     stage = {"the store of every image's channels": store_pixels * store_bytes_per_pixel(family),
              **_growth_terms(estimator, family, n_samples, len(shapes), n_classes)}
-    from .features import ColourFeatures
-
-    if int(getattr(estimator, "auto_context", 1)) > 1 and isinstance(family, ColourFeatures):
-        terms = _context_peak(estimator, family, stage, store_pixels, sum(pixels), n_samples,
-                              len(shapes), n_classes)
-    else:
-        terms = stage
-    terms = {**common, **terms}
+    context = int(getattr(estimator, "auto_context", 1)) > 1 and isinstance(family, ColourFeatures)
+    terms = {**common, **(_context_peak(estimator, family, stage, store_pixels, sum(pixels),
+                                        n_samples, len(shapes), n_classes) if context else stage)}
     name = max(terms, key=terms.get)
     return TrainingEstimate(int(sum(terms.values())), name, int(terms[name]))
 

@@ -175,8 +175,7 @@ def train(model: JungleSegmenter, image: np.ndarray, scribbles: np.ndarray, kind
     def prepare(raw: list[np.ndarray]) -> tuple[list[np.ndarray], ImageStore]:
         # checked (NaN, complex, float RGB outside [0, 1]) and in one unit, as fit reads them
         slices, _ = training_values(raw, features)  # coded as fit codes them
-        coded = features.with_quantiser(features.fitted_quantiser(slices))
-        return slices, coded.prepare(slices, pad=pad)
+        return slices, features.prepare_fitted(slices, pad=pad)
 
     slices, store = _kept_channels(features, pad, [np.asarray(image[i]) for i in indices],
                                    prepare, channels)

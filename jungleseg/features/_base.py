@@ -17,14 +17,29 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._validation import check_params
-from ._quantise import Quantiser, fit_quantiser
+from ._quantise import Quantiser, fit_quantiser, fit_sample, quantiser_of_samples
 from ._store import ImageStore
 
 #: Where a tile lies in its image: (first row, first column, image height, image width).
 Window = tuple[int, int, int, int]
 
+#: A single training image's float32 channels are kept for its codes, instead of being made
+#: again after the quantiser's fit (:meth:`FeatureFamily.prepare_fitted`), up to this size.
+KEPT_CHANNEL_BYTES = 256 << 20
+
 #: Every family by name, filled as subclasses are defined.
 FAMILIES: dict[str, type[FeatureFamily]] = {}
+
+
+def coding_bytes(family: FeatureFamily, shapes: Sequence[tuple[int, ...]]) -> int:
+    """Bytes per pixel that making a training store of images of (H, W) ``shapes`` holds
+    beside it while it codes an image (:meth:`FeatureFamily.prepare_fitted`): the float32
+    channels being coded, and those of a single image kept from the quantiser's fit."""
+    if family.quantiser is None and family.code_type is None:
+        return 0  # float32 stores are written in place
+    n = family.n_store_channels
+    kept = len(shapes) == 1 and 4 * n * shapes[0][0] * shapes[0][1] <= KEPT_CHANNEL_BYTES
+    return 4 * n * (1 + kept)
 
 
 def _plain(value: Any) -> Any:
@@ -143,6 +158,24 @@ class FeatureFamily:
         """Pixels of context around ``tile`` needed for its features to equal the whole
         image's."""
         raise NotImplementedError
+
+    def prepare_fitted(self, images: Sequence[ArrayLike], pad: int = 0) -> ImageStore:
+        """The store training on ``images`` reads: :meth:`prepare` by this family with
+        :meth:`fitted_quantiser` of the images (the store's ``quantiser``). The channels
+        of a single image of at most :data:`KEPT_CHANNEL_BYTES` are made once, for both
+        the quantiser's fit and its codes, not twice (a napari press trains on one)."""
+        images = [np.asarray(im) for im in images]
+        n = self.n_store_channels
+        shape = images[0].shape[:2] if len(images) == 1 else None
+        if (self.quantiser is not None or self.code_type is None or shape is None
+                or 4 * n * shape[0] * shape[1] > KEPT_CHANNEL_BYTES):
+            return self.with_quantiser(self.fitted_quantiser(images)).prepare(images, pad=pad)
+        planes = np.empty((n, *shape), np.float32)
+        self.channels_into(images[0], planes)
+        quantiser = quantiser_of_samples([fit_sample(planes)], self.code_type)
+        return ImageStore.build([shape], n, lambda i, out: np.copyto(out, planes),
+                                integral=self.box_pixels if self.needs_integral else False,
+                                pad=pad, border=self.border, quantiser=quantiser)
 
     def prepare(self, images: Sequence[ArrayLike], pad: int = 0, window: Window | None = None
                 ) -> ImageStore:

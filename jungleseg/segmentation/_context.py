@@ -207,8 +207,7 @@ def fit_chain(segmenter, images: list, labels: list, progress, store: ImageStore
     values = None  # the training images as stage 1 reads them, when this fit makes its store
     if store is None:
         values = training_values(images, base)[0]
-        base = base.with_quantiser(base.fitted_quantiser(values))
-        store = base.prepare(values, pad=cheap_pad(base.point_reach, image_shapes(values)))
+        store = base.prepare_fitted(values, cheap_pad(base.point_reach, image_shapes(values)))
     stage = clone(segmenter, auto_context=1)
     current = clone(stage).fit(images, labels, progress=progress, store=store)
     seed = int(current.jungle_.metadata["seed"])

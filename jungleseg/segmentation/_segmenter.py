@@ -275,10 +275,10 @@ class JungleSegmenter(JungleBase):
         if store is None and family.border == "zero":  # a probe off an image reads a 0 pixel
             stored, samples = crop_to_nonzero(images, samples)
         if store is None:
-            family = family.with_quantiser(family.fitted_quantiser(stored))
-            store = family.prepare(stored, pad=cheap_pad(family.point_reach, image_shapes(stored)))
-        else:  # the model reads what the caller's store holds: codes or float32 values
-            family = family.with_quantiser(store.quantiser)
+            store = family.prepare_fitted(stored, cheap_pad(family.point_reach,
+                                                            image_shapes(stored)))
+        # the model reads what the store holds: codes or float32 values
+        family = family.with_quantiser(store.quantiser)
         family.check_store(store)
         if ndim == 3:  # row z H + y of a volume: its row in the store's taller plane
             height = store.height[samples.image]
