@@ -1,13 +1,15 @@
 """Jungles on small devices: our C export against emlearn's C export of a scikit-learn
 random forest of about the same accuracy, and the Kinect frame rate from C.
 
-For letter and pendigits (the paper's 50/50 split 0), jungle (width 128) and forest are
-matched without the test half: models train on three quarters of the training half, the
-target is an 8-DAG jungle's accuracy on the last quarter, and each family's smallest
-model within 0.25 points of it (jungles of 1 to 8 DAGs, forests of 4 trees or more) is
-retrained on the whole training half. The jungle is exported four ways: float and
-quantised (8-bit thresholds: exact on these whole-number columns), each as packed tables
-walked by a loop (``style='tables'``) and as code (``style='inline'``). emlearn exports
+For letter and pendigits (the paper's 50/50 split 0), jungle and forest are matched
+without the test half: models train on three quarters of the training half, the target is
+the accuracy on the last quarter of a reference jungle (8 DAGs of width 128), and each
+family's smallest model within 0.25 points of it is retrained on the whole training half:
+the jungle of fewest nodes with 1 to 8 DAGs (of width 128, or of each width ``--widths``
+gives), the forest of fewest trees (4 or more, grown to purity). The jungle is exported
+four ways: float and quantised (8-bit thresholds: exact on these whole-number columns),
+each as packed tables walked by a loop (``style='tables'``) and as code
+(``style='inline'``). emlearn exports
 the forest as 'inline' code with float features, and as 'inline' code and 'loadable'
 tables with its default int16 features (which truncate scikit-learn's half-integer thresholds,
 ``x <= 7.5`` becoming ``x < 7``; only emlearn exports within 0.5 points of the forest's
@@ -20,7 +22,9 @@ own accuracy are compared). Measured:
   export takes the same float rows: an emlearn int16 export's call converts the row
   (``(int16_t)x``) inside the timing, and is also timed on rows converted beforehand;
 - with ``--callgrind``, valgrind's instruction count per prediction of each export
-  (every test row once), which the machine's load does not change;
+  (every test row once), which the machine's load does not change, and the misses of a
+  simulated 32 KB L1 instruction cache and mispredictions of its simulated branch
+  predictor;
 - accuracy on the test half, and for our exports the labels that differ from Python.
 
 Kinect: a 3-DAG depth model (configs/kinect.yaml at a modest size) on rendered 320x240
@@ -30,6 +34,7 @@ compared with Python's, and the labels the model's probability smoothing (not ex
 changes.
 
     python benchmarks/embedded.py [--sets letter pendigits] [--kinect-frames 200] [--callgrind]
+        [--rounds 5] [--widths 128]
 
 Figures go to benchmarks/results/embedded.json.
 """
@@ -150,15 +155,24 @@ def emlearn_export(forest, method: str, dtype: str, folder: Path) -> tuple[str, 
 GIVEN_INT16 = "_given_int16_rows"
 
 
+#: callgrind's simulated caches (a 32 KB, 8-way L1 instruction cache, as on most x86 and
+#: larger Cortex-M7 parts) and branch predictor, whatever the machine's own.
+SIMULATED_CACHES = ["--cache-sim=yes", "--branch-sim=yes", "--I1=32768,8,64",
+                    "--D1=32768,8,64", "--LL=2097152,16,64"]
+#: What each export's ``callgrind`` entry records per prediction: callgrind event names.
+CALLGRIND_EVENTS = {"instructions": "Ir", "i1_misses": "I1mr",
+                    "conditional_branch_mispredictions": "Bcm"}
+
+
 def time_in_one_process(folder: Path, ours: list[str], emlearn_models: dict[str, str],
                         X: np.ndarray, rounds: int, repeat: int,
                         callgrind: bool = False) -> dict:
     """Compile one program (-O2) with our exports ``ours`` (C prefixes, sources in
     ``folder``) and emlearn's (name: feature type), run it on the rows ``X``; returns
-    {name: (labels, median seconds per prediction, callgrind instructions per prediction
-    or None)}. Every model takes the same float rows: an int16 export's call converts
-    the row to int16 (``(int16_t)x``, as emlearn's own tools do) inside the timing; it is
-    also timed on rows converted beforehand (name + GIVEN_INT16)."""
+    {name: (labels, median seconds per prediction, callgrind's counts per prediction
+    (:data:`CALLGRIND_EVENTS`) or None)}. Every model takes the same float rows: an int16
+    export's call converts the row to int16 (``(int16_t)x``, as emlearn's own tools do)
+    inside the timing; it is also timed on rows converted beforehand (name + GIVEN_INT16)."""
     import emlearn
 
     nf = X.shape[1]
@@ -189,24 +203,27 @@ def time_in_one_process(folder: Path, ours: list[str], emlearn_models: dict[str,
                            capture_output=True, check=True).stdout.decode().splitlines()
     out = {}
     for k, m in enumerate(names):
-        instructions = None
-        if callgrind:  # instructions of the model's calls on every row once, per row
+        counts = None
+        if callgrind:  # the model's calls on every row once, per row
             log = folder / f"callgrind_{m}.log"
-            subprocess.run(["valgrind", "--tool=callgrind", f"--toggle-collect=call_{m}",
+            subprocess.run(["valgrind", "--tool=callgrind", *SIMULATED_CACHES,
+                            f"--toggle-collect=call_{m}",
                             f"--callgrind-out-file={folder / 'callgrind.out'}",
                             f"--log-file={log}", str(program), "1", "1", str(k)],
                            input=data, capture_output=True, check=True)
-            collected = [line for line in log.read_text().splitlines() if "Collected" in line]
-            instructions = int(collected[0].split()[-1]) / len(X)
-        out[m] = (np.array(lines[k].split(), np.int64), float(lines[len(names) + k]),
-                  instructions)
+            text = log.read_text().splitlines()
+            events = [line for line in text if "Events" in line][0].split(":")[1].split()
+            collected = [line for line in text if "Collected" in line][0].split(":")[1].split()
+            totals = dict(zip(events, [*map(int, collected), *[0] * len(events)]))
+            counts = {key: totals[event] / len(X) for key, event in CALLGRIND_EVENTS.items()}
+        out[m] = (np.array(lines[k].split(), np.int64), float(lines[len(names) + k]), counts)
     return out
 
 
 def matched_forest(X, y, target: float, seed: int):
-    """The smallest random forest (trees x depth grid) whose accuracy on the last quarter
-    of (X, y), trained on the rest, reaches ``target`` - 0.25 points (target: the jungle's
-    there); retrained on all of (X, y)."""
+    """The random forest of fewest trees (4 or more, scikit-learn's default depth) whose
+    accuracy on the last quarter of (X, y), trained on the rest, reaches ``target`` - 0.25
+    points (target: the reference jungle's there); retrained on all of (X, y)."""
     from sklearn.ensemble import RandomForestClassifier
 
     cut = len(y) * 3 // 4
@@ -222,6 +239,9 @@ def matched_forest(X, y, target: float, seed: int):
     return forest.fit(X, y), tried
 
 
+#: The reference jungle, whose validation accuracy is the target of both families' search
+#: (the jungle's tries 1 to ``n_estimators`` DAGs of each width given, 128 by default).
+REFERENCE = {"n_estimators": 8, "max_width": 128}
 #: Our exports of each tabular jungle: C prefix -> (variant, style).
 OURS = {"jungle_tables_float": ("float", "tables"),
         "jungle_tables_quantised": ("quantised", "tables"),
@@ -231,8 +251,8 @@ OURS = {"jungle_tables_float": ("float", "tables"),
 EMLEARN = (("inline", "float"), ("inline", "int16_t"), ("loadable", "int16_t"))
 
 
-def tabular(name: str, data: str, rounds: int, work: Path, callgrind: bool = False
-            ) -> dict:
+def tabular(name: str, data: str, rounds: int, work: Path, callgrind: bool = False,
+            widths: tuple[int, ...] = (128,)) -> dict:
     from jungleseg import JungleClassifier
     from jungleseg.datasets.uci import load_uci, paper_splits
     from jungleseg.export import export_c
@@ -241,30 +261,43 @@ def tabular(name: str, data: str, rounds: int, work: Path, callgrind: bool = Fal
     train, test = paper_splits(len(y))[0]
     rng = np.random.default_rng(0)
     train = rng.permutation(train)
-    params = dict(n_estimators=8, max_width=128, random_state=0)
     cut = len(train) * 3 // 4
 
-    def validation(n_dags: int) -> float:
-        fitted = JungleClassifier(**{**params, "n_estimators": n_dags}).fit(
+    def validation(n_dags: int, width: int) -> tuple[float, int]:
+        fitted = JungleClassifier(n_estimators=n_dags, max_width=width, random_state=0).fit(
             X[train[:cut]], y[train[:cut]])
-        return float((fitted.predict(X[train[cut:]]) == y[train[cut:]]).mean())
+        return (float((fitted.predict(X[train[cut:]]) == y[train[cut:]]).mean()),
+                fitted.node_count_)
 
-    # one target for both families, the 8-DAG jungle's validation accuracy: each is the
-    # smallest of its kind within 0.25 points of it
-    target = validation(params["n_estimators"])
-    jungle_tried = []
-    for n_dags in range(1, params["n_estimators"] + 1):
-        jungle_tried.append((n_dags, target if n_dags == params["n_estimators"]
-                             else validation(n_dags)))
-        if jungle_tried[-1][1] >= target - 0.0025:
-            break
-    params["n_estimators"] = n_dags
+    # one target for both families, the reference jungle's validation accuracy: each is the
+    # smallest of its kind within 0.25 points of it (jungles: fewest nodes over widths and
+    # DAG counts; forests: fewest trees)
+    reference = validation(REFERENCE["n_estimators"], REFERENCE["max_width"])
+    target = reference[0]
+    jungle_tried, chosen = [], None
+    # widest first; a width stops at its first jungle within reach, or once it has as many
+    # nodes as the smallest found (more DAGs only add nodes)
+    for width in sorted(widths, reverse=True):
+        for n_dags in range(1, REFERENCE["n_estimators"] + 1):
+            accuracy, nodes = (reference if (n_dags, width) == (REFERENCE["n_estimators"],
+                                                                 REFERENCE["max_width"])
+                               else validation(n_dags, width))
+            jungle_tried.append({"max_width": width, "n_estimators": n_dags,
+                                 "validation_accuracy": accuracy, "nodes": nodes})
+            if chosen is not None and nodes >= chosen["nodes"]:
+                break
+            if accuracy >= target - 0.0025:
+                chosen = jungle_tried[-1]
+                break
+    params = dict(n_estimators=chosen["n_estimators"], max_width=chosen["max_width"],
+                  random_state=0)
     jungle = JungleClassifier(**params).fit(X[train], y[train])
     forest, tried = matched_forest(X[train], y[train], target, 0)
     out = {"jungle": {"params": {k: v for k, v in params.items()},
                       "nodes": jungle.node_count_,
                       "accuracy": float((jungle.predict(X[test]) == y[test]).mean()),
-                      "validation_search": jungle_tried, "target_validation_accuracy": target},
+                      "validation_search": jungle_tried, "target_validation_accuracy": target,
+                      "reference": REFERENCE},
            "forest": {"n_estimators": forest.n_estimators,
                       "nodes": int(sum(e.tree_.node_count for e in forest.estimators_)),
                       "accuracy": float((forest.predict(X[test]) == y[test]).mean()),
@@ -285,13 +318,14 @@ def tabular(name: str, data: str, rounds: int, work: Path, callgrind: bool = Fal
     repeat = max(1, 100000 // len(test))
     timed = time_in_one_process(folder, list(OURS), emlearn_models, X[test], rounds, repeat,
                                 callgrind)
-    for key, (labels, seconds, instructions) in timed.items():
+    for key, (labels, seconds, counts) in timed.items():
         classes = jungle.classes_ if key in OURS else forest.classes_
         out.setdefault(key, {"flash": out[key.removesuffix(GIVEN_INT16)]["flash"]})
         out[key]["accuracy"] = float((classes[labels] == y[test]).mean())
         out[key]["us_per_prediction"] = seconds * 1e6
-        if instructions is not None:
-            out[key]["callgrind_instructions_per_prediction"] = instructions
+        if counts is not None:
+            out[key]["callgrind_instructions_per_prediction"] = counts["instructions"]
+            out[key]["callgrind_per_prediction"] = counts
         if key in OURS:
             out[key]["labels_differing_from_python"] = float(np.mean(labels != python_labels))
     # emlearn exports within 0.5 points of the forest's own accuracy: the comparison
@@ -402,6 +436,9 @@ def main() -> None:
                         help="training frames of the Kinect model (0: skip Kinect)")
     parser.add_argument("--kinect-test", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--widths", type=int, nargs="+", default=[128],
+                        help="jungle widths the match searches (the reference jungle's, 128, "
+                             "by default; e.g. 128 64 32 for the smallest jungle over widths)")
     parser.add_argument("--callgrind", action="store_true",
                         help="also count each tabular export's instructions per prediction "
                              "with valgrind's callgrind (repeatable under load)")
@@ -413,7 +450,8 @@ def main() -> None:
         work = Path(work)
         for name in args.sets:
             (work / name).mkdir()
-            results[name] = tabular(name, args.data, args.rounds, work, args.callgrind)
+            results[name] = tabular(name, args.data, args.rounds, work, args.callgrind,
+                                    tuple(args.widths))
             print(name, json.dumps(results[name], indent=1), flush=True)
         if args.kinect_frames:
             results["kinect"] = kinect(args.kinect_frames, args.kinect_test, args.rounds, work)

@@ -312,6 +312,33 @@ def _votes_type(layout: Layout) -> str:
         else "uint32_t"
 
 
+def _code_function(layout: Layout, n: str) -> str | None:
+    """``<n>_keys`` of an inline float model that compares column codes
+    (:func:`~._layout.column_codes`), or None (it compares float keys)."""
+    tables = layout.tables()
+    if "code_scale" not in tables:
+        return None
+    # truncation is the floor where no column's codes go below 0
+    floor = ("" if tables["code_low"][1].min(initial=0) >= 0 else
+             "        code -= (float)code > y;  /* the floor of a negative y */\n")
+    return f"""/* each value's small integer code (column_codes in jungleseg's export._layout):
+ * floor(x * scale[j]), scale a power of two, kept within low[j]..high[j] (NaN the highest,
+ * so that it goes right as x < t is false for it), less base[j] */
+static void {n}_keys(const float *features, int32_t *x)
+{{
+    int32_t j;
+    for (j = 0; j < {n}_N_FEATURES; j++) {{
+        float y = features[j] * {n}_code_scale[j];
+        int32_t code;
+        y = y < {n}_code_high[j] ? y : {n}_code_high[j];
+        y = y > {n}_code_low[j] ? y : {n}_code_low[j];
+        code = (int32_t)y;
+{floor}        x[j] = code - {n}_code_base[j];
+    }}
+}}
+"""
+
+
 def _tabular_runtime(layout: Layout, n: str, acc: str, scale_call: str, votes: bool) -> str:
     quantised = layout.variant == "quantised"
     if quantised:
@@ -336,9 +363,9 @@ static void {n}_codes(const float *features, int16_t *x)
 """
         row = f"    int16_t x[{n}_N_FEATURES];\n", f"    {n}_codes(features, x);\n"
     elif layout.inline:
-        codes = f"""/* each value's order-preserving integer key (float_keys in jungleseg's
- * export._inline): the bits of its magnitude, negated for a negative sign; NaN the
- * largest, so that it goes right as x < t is false for it */
+        codes = _code_function(layout, n) or f"""/* each value's order-preserving integer key
+ * (float_keys in jungleseg's export._inline): the bits of its magnitude, negated for a
+ * negative sign; NaN the largest, so that it goes right as x < t is false for it */
 static void {n}_keys(const float *features, int32_t *x)
 {{
     int32_t j;

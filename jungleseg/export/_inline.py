@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._layout import Layout
+from ._layout import Layout, column_codes
 
 
 def float_keys(values: np.ndarray) -> np.ndarray:
@@ -27,21 +27,27 @@ def float_keys(values: np.ndarray) -> np.ndarray:
     return np.where(bits >> 31, -magnitude, magnitude)
 
 
-def _threshold_text(layout: Layout, node: int) -> str:
+def _threshold_text(layout: Layout, node: int, codes: dict | None) -> str:
+    if codes is not None:
+        j = int(layout.feature[node])
+        return str(int(float(layout.threshold[node]) * 2.0 ** int(codes["shift"][j]))
+                   - int(codes["base"][j]))
     if layout.variant == "float":
         return str(int(float_keys(layout.threshold[node])[0]))
     return str(int(layout.threshold[node]))
 
 
 def x_type(layout: Layout) -> str:
-    """The C type of a row's values as the DAG functions compare them: float keys
-    (:func:`float_keys`; an immediate integer comparison is shorter code than a float
-    one, and the same comparison), or the quantised variant's 16-bit codes."""
+    """The C type of a row's values as the DAG functions compare them: the float
+    variant's column codes (:func:`column_codes`) or float keys (:func:`float_keys`; an
+    immediate integer comparison is shorter code than a float one, and the same
+    comparison), or the quantised variant's 16-bit codes."""
     return "int32_t" if layout.variant == "float" else "int16_t"
 
 
 def dag_function(layout: Layout, n: str, dag: int) -> str:
     """The C function that walks DAG ``dag`` of a tabular ``layout`` to its leaf row."""
+    codes = column_codes(layout)
     first_level = int(layout.dag_level[dag])
     counts = np.diff(layout.level_first)
     classes = layout.leaf_classes()
@@ -86,7 +92,7 @@ def dag_function(layout: Layout, n: str, dag: int) -> str:
     for at in order:
         node = node_of(at)
         left, right = (child(at[0], int(c)) for c in (layout.left[node], layout.right[node]))
-        test = f"x[{int(layout.feature[node])}] {{}} {_threshold_text(layout, node)}"
+        test = f"x[{int(layout.feature[node])}] {{}} {_threshold_text(layout, node, codes)}"
         if left == following.get(at):  # fall through to the left child
             body = [f"    if ({test.format('>=')}) {{", f"        {go(right)}", "    }"]
             jumps = [right]

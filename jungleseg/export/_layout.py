@@ -10,7 +10,8 @@ are shared: the DAG shares a leaf between all the parents that reach it, and row
 equal values (pure leaves, most of all) are stored once for the whole model. Codes,
 feature indices and thresholds take the narrowest C integer type that holds them; the
 export packs a tabular model's nodes further, as a bit stream (:mod:`._packing`), or
-writes them as code (:mod:`._inline`).
+writes them as code (:mod:`._inline`), where the float variant compares each column's
+small integer codes (:func:`column_codes`, exact) where the thresholds allow.
 
 The quantised variant (``variant='quantised'``) replaces every float by an integer:
 
@@ -201,6 +202,15 @@ class Layout:
             if self.packed is None and not self.inline:
                 out["feature"] = (c_int_type(0, max(self.n_features - 1, 0)), self.feature)
                 out["threshold"] = (self.threshold_type, self.threshold)
+            if self.inline and not quantised:
+                codes = column_codes(self)
+                if codes is not None:  # the float variant's column codes
+                    out["code_scale"] = ("float", np.ldexp(np.float32(1), codes["shift"]))
+                    out["code_low"] = ("float", codes["low"].astype(np.float32))
+                    out["code_high"] = ("float", codes["high"].astype(np.float32))
+                    out["code_base"] = (c_int_type(int(codes["base"].min(initial=0)),
+                                              int(codes["base"].max(initial=0))),
+                                   codes["base"])
             if quantised:
                 if self.uniform("shift") is None:
                     out["shift"] = ("int8_t", self.quant["shift"])
@@ -231,6 +241,43 @@ class Layout:
     def table_bytes(self) -> int:
         """Bytes of all the constant tables (what they take in flash)."""
         return sum(type_bytes(t) * int(np.asarray(v).size) for t, v in self.tables().values())
+
+
+#: The float variant's column codes (:func:`column_codes`) stay within the integers a
+#: float32 holds exactly.
+CODE_LIMIT = 1 << 24
+
+
+def column_codes(layout: Layout) -> dict | None:
+    """Small integer codes of the float variant's columns, where they are exact: for each
+    column ``j``, ``shift`` (the least s >= 0 that makes every threshold t of the column an
+    integer m = t * 2**s), ``low`` (the least m less 1), ``high`` (the greatest m) and
+    ``base`` (their middle). A value x becomes ``floor(min(max(x * 2**s, low), high)) -
+    base`` (NaN: ``high - base``, so that it goes right, as ``x < t`` is false), a threshold
+    ``m - base``; ``x < t`` holds exactly when code < threshold code, since scaling by a
+    power of two is exact (or overflows to an infinity, which the clamp keeps in order).
+    Whole numbers or halves give codes of a byte or two, so the comparisons take short
+    immediates: less code than the 32-bit keys of ``._inline.float_keys``, which the code
+    compares instead where a column's codes would reach :data:`CODE_LIMIT` (thresholds of
+    many significant bits): then None."""
+    if layout.variant != "float":
+        return None
+    feature = np.asarray(layout.feature, np.int64)
+    threshold = np.asarray(layout.threshold, np.float32).astype(np.float64)
+    out = {"shift": np.zeros(layout.n_features, np.int64),
+           "low": np.zeros(layout.n_features, np.int64),
+           "high": np.zeros(layout.n_features, np.int64)}
+    for j in np.unique(feature):
+        t = threshold[feature == j]
+        if not np.all(np.isfinite(t)):
+            return None
+        shift = max(int(v.as_integer_ratio()[1]).bit_length() - 1 for v in t.tolist())
+        m = t * 2.0 ** shift  # exact: float32 values in float64
+        if shift > 126 or np.abs(m).max() >= CODE_LIMIT:
+            return None
+        out["shift"][j], out["low"][j], out["high"][j] = shift, m.min() - 1, m.max()
+    out["base"] = (out["low"] + out["high"] + 1) // 2
+    return out
 
 
 def colour_param_tables(params: np.ndarray) -> dict[str, tuple[str, np.ndarray]]:

@@ -8,6 +8,7 @@ import pytest
 from jungleseg import JungleClassifier
 from jungleseg.export._harness import run_harness
 from jungleseg.export._inline import dag_function, float_keys, inline_walk
+from jungleseg.export._layout import column_codes
 from jungleseg.export._packing import pack_layout
 
 from .conftest import NEEDS_GCC, built, proba_dtype
@@ -112,3 +113,50 @@ def test_dags_that_are_one_leaf_build_warning_free(rows, tmp_path, variant):
     labels, _, _ = run_harness(program, X[:20], 4, proba_dtype(variant, 2), "tabular")
     np.testing.assert_array_equal(labels, clf.jungle_.label_indices(
         clf.predict_proba(X[:20]), axis=1))
+
+
+@NEEDS_GCC
+@pytest.mark.parametrize("negative", [False, True])  # codes from 0 up (truncation), or below
+def test_column_codes_send_every_float_as_a_float_comparison_does(rows, tmp_path, negative):
+    """Columns of halves (thresholds: quarters): the float variant compares small codes (short
+    immediates), and labels every value, special ones and the floats next to each
+    threshold too, as the table code (float comparisons) and Python do."""
+    X, y = rows
+    X = np.round(X * 2) / 2 - np.float32(20) if negative else np.round(np.abs(X) * 2) / 2
+    clf = JungleClassifier(n_estimators=3, max_width=8, max_depth=8,
+                           random_state=0).fit(X[:400], y[:400])
+    layout = pack_layout(clf.jungle_, "float", style="inline")
+    codes = column_codes(layout)
+    assert codes is not None and set(codes["shift"][np.unique(layout.feature)]) <= {1, 2}
+    text = dag_function(layout, "m", 0)
+    constants = [int(line.split()[-2].rstrip(")")) for line in text.splitlines()
+                 if "if (x[" in line]
+    assert max(abs(c) for c in constants) < 256  # quarters over about 80: within 160
+    t = np.asarray(layout.threshold, np.float32)
+    near = np.concatenate([t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf)])
+    special = np.array([0.0, -0.0, 1e-45, -1e-45, np.inf, -np.inf, np.nan, 3e38, -3e38],
+                       np.float32)
+    rng = np.random.default_rng(4)
+    inputs = np.concatenate([rng.choice(np.concatenate([near, special]), size=(400, 5)),
+                             X[400:]]).astype(np.float32)
+    got = {}
+    for style in ("tables", "inline"):
+        _, program = built(clf, tmp_path / style, "float", "tabular", style=style)
+        got[style] = run_harness(program, inputs, 4, np.float32, "tabular")[:2]
+    source = (tmp_path / "inline" / "float" / "jungle.c").read_text()
+    assert "jungle_code_scale" in source
+    assert ("the floor of a negative y" in source) == negative == (codes["low"].min() < 0)
+    np.testing.assert_array_equal(got["inline"][0], got["tables"][0])
+    np.testing.assert_array_equal(got["inline"][1], got["tables"][1])
+    finite = np.isfinite(inputs).all(axis=1)
+    np.testing.assert_array_equal(got["inline"][0][finite], clf.jungle_.label_indices(
+        clf.predict_proba(inputs[finite]), axis=1))
+
+
+def test_thresholds_of_many_significant_bits_keep_float_keys(rows):
+    X, y = rows
+    clf = JungleClassifier(n_estimators=2, max_width=4, max_depth=6, random_state=0).fit(
+        X * np.float32(np.pi) * 1e3, y)
+    layout = pack_layout(clf.jungle_, "float", style="inline")
+    assert column_codes(layout) is None and "code_scale" not in layout.tables()
+    assert column_codes(pack_layout(clf.jungle_, "quantised", style="inline")) is None
