@@ -5,8 +5,13 @@ auto-context chain) against the scikit-image peer
 computation; both use the machine's cores; each is timed as the best of three passes over
 the test images. Run it on an otherwise idle machine.
 
+``--versus KEY=VALUE ...`` also fits the preset with these overrides and times both jungles
+in turn in the same passes, with their CPU seconds (all threads) and the ratio: what a
+change of the preset costs segmentation, comparable on a loaded machine.
+
     python benchmarks/throughput.py [--data DIR] [--train 100] [--test 40] [--skip-peer]
                                     [--config stanford] [--set features.max_box=8 ...]
+                                    [--versus jungle.n_estimators=4 ...]
 """
 from __future__ import annotations
 
@@ -30,12 +35,29 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 def best_of(repeats: int, run) -> float:
     """The shortest of ``repeats`` timed runs, in seconds (the least disturbed one)."""
-    seconds = []
+    return best_in_turn(repeats, [run])[0][0]
+
+
+def best_in_turn(repeats: int, runs: list) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds of each run, each the shortest of ``repeats``, the runs timed
+    one after the other in every repeat so that the machine's load hits them alike; CPU
+    seconds are the process's, all threads."""
+    best = [(np.inf, np.inf)] * len(runs)
     for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return min(seconds)
+        for k, run in enumerate(runs):
+            wall, cpu = time.perf_counter(), time.process_time()
+            run()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            best[k] = (min(best[k][0], wall), min(best[k][1], cpu))
+    return best
+
+
+def fitted(config: str, overrides: dict, train: list):
+    """The preset's estimator with the overrides (500 pixels an image unless they say),
+    fitted on the (id, image, labels) rows ``train``."""
+    overrides = {"sampling.samples_per_image": 500, **overrides}
+    model = load_config(CONFIGS / f"{config}.yaml").with_overrides(overrides).estimator()
+    return model.fit([im for _, im, _ in train], [lab for _, _, lab in train])
 
 
 def main() -> None:
@@ -48,23 +70,38 @@ def main() -> None:
                         help="the preset whose jungle is timed (default stanford)")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override the preset's keys")
+    parser.add_argument("--versus", nargs="*", default=None, metavar="KEY=VALUE",
+                        help="also time the preset with these overrides (on top of --set), "
+                             "in turn with it, CPU seconds included")
     args = parser.parse_args()
     warm_up()
     rows = load_stanford(args.data)
     train, test = rows[:args.train], rows[args.train:args.train + args.test]
     images = [im for _, im, _ in test]
     pixels = sum(im.shape[0] * im.shape[1] for im in images)
-    overrides = {"sampling.samples_per_image": 500, **parse_overrides(args.set)}
-    model = load_config(CONFIGS / f"{args.config}.yaml").with_overrides(overrides).estimator()
-    model.fit([im for _, im, _ in train], [lab for _, _, lab in train])
-    segment(model.jungle_, images[0])
-    ours = pixels / best_of(3, lambda: [segment(model.jungle_, im) for im in images]) / 1e6
-    print(f"jungle: {len(model.jungle_.dags)} DAGs, depth {model.jungle_.max_depth}, "
-          f"{model.node_count_} nodes: {ours:.2f} Mpx/s end to end", flush=True)
-    figures = {"config": args.config, "images": len(images), "megapixels": pixels / 1e6,
-               "jungle": {"mpx_per_s": ours, "nodes": int(model.node_count_)}}
+    overrides = parse_overrides(args.set)
+    models = {"jungle": fitted(args.config, overrides, train)}
+    if args.versus is not None:
+        models["versus"] = fitted(args.config, {**overrides, **parse_overrides(args.versus)},
+                                  train)
+    figures = {"config": args.config, "images": len(images), "megapixels": pixels / 1e6}
+    for model in models.values():
+        segment(model.jungle_, images[0])
+    timed = best_in_turn(3, [partial(_segment_all, model.jungle_, images)
+                             for model in models.values()])
+    for (name, model), (wall, cpu) in zip(models.items(), timed):
+        print(f"{name}: {len(model.jungle_.dags)} DAGs, depth {model.jungle_.max_depth}, "
+              f"{model.node_count_} nodes: {pixels / wall / 1e6:.2f} Mpx/s end to end, "
+              f"{cpu:.2f} CPU s", flush=True)
+        figures[name] = {"mpx_per_s": pixels / wall / 1e6, "cpu_s": cpu,
+                         "nodes": int(model.node_count_)}
+    if args.versus is not None:
+        figures["versus"]["overrides"] = args.versus
+        figures["versus / jungle CPU"] = timed[1][1] / timed[0][1]
+        print(f"versus / jungle: {figures['versus / jungle CPU']:.3f}x the CPU seconds")
+    ours = figures["jungle"]["mpx_per_s"]
     if args.skip_peer:
-        write_results(_results_name(args.config), figures)
+        write_results(_results_name(args.config, args.versus is not None), figures)
         return
 
     from skimage.feature import multiscale_basic_features
@@ -92,12 +129,19 @@ def main() -> None:
     print(f"jungle / peer: {ours / peer:.1f}x")
     figures["peer (skimage features + RF(100))"] = {"mpx_per_s": peer}
     figures["jungle / peer"] = ours / peer
-    write_results(_results_name(args.config), figures)
+    write_results(_results_name(args.config, args.versus is not None), figures)
 
 
-def _results_name(config: str) -> str:
-    """benchmarks/results/throughput.json for stanford.yaml, throughput_<config>.json else."""
-    return "throughput" if config == "stanford" else f"throughput_{config}"
+def _segment_all(jungle, images) -> None:
+    for im in images:
+        segment(jungle, im)
+
+
+def _results_name(config: str, versus: bool) -> str:
+    """benchmarks/results/throughput.json for stanford.yaml, throughput_<config>.json else;
+    ``_versus`` added to the name for a run with ``--versus``."""
+    name = "throughput" if config == "stanford" else f"throughput_{config}"
+    return f"{name}_versus" if versus else name
 
 
 if __name__ == "__main__":
