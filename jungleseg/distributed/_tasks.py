@@ -208,11 +208,11 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     # labels written to zarr take the smallest type that holds them (a byte for most models)
     dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
     target = labels = None
-    if out is not None:
-        import zarr
+    if out is not None:  # as jungleseg.segment_file makes it: class colours, OME-Zarr
+        from ..imageio import open_label_array
 
-        target = zarr.open_array(str(out), mode="w", shape=shape, dtype=dtype,
-                                 chunks=tuple(int(s[1]) for s in grid))
+        target = open_label_array(out, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
+                                  colours=jungle.metadata.get("class_colours"))
     else:
         labels = np.empty(shape, dtype)
     task = (shape, halo, smoothing, dtype, target)
@@ -225,7 +225,8 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     if out is not None:
         import zarr
 
-        return zarr.open_array(str(out), mode="r")
+        opened = zarr.open(str(out), mode="r")
+        return opened["0"] if isinstance(opened, zarr.Group) else opened
     return labels
 
 
@@ -338,22 +339,20 @@ def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
 
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
-                  probabilities: bool = False, large: int | None = None,
+                  probabilities: bool = False,
                   inference: tuple = (None, None, None)) -> list[tuple[int, str | None]]:
     """Segment (input file, label file) pairs on workers that see the files: one task per
-    file, and a zarr image of more than ``large`` pixels (default
-    :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
-    tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
+    file, and a zarr image larger than one chunk (:func:`_task_chunk`) written to a zarr
+    label file chunk by chunk as tasks (:func:`segment_array`), so that no worker holds
+    more than one window of it. Per pair, the pixels segmented and None, or 0 and the
     error's first line. ``inference``: ``(soft, soft_epsilon, prior_power)`` overrides
     (:func:`jungleseg.segmentation.with_inference`)."""
-    from .._memory import TILE_ABOVE
     from ..imageio import ZARR_SUFFIX, read_image
     from ..segmentation import with_inference
     from ..segmentation._context import input_stage
 
     model_path = str(Path(model_path).resolve())
     jungle = with_inference(_model(model_path), *inference)
-    large = TILE_ABOVE if large is None else large
     images = {}
     for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
         try:
@@ -365,10 +364,12 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
     results: dict[int, tuple] = {}
     for k, (path, target) in enumerate(pairs):
         image = images.get(path)
-        if (image is not None and Path(path).suffix.lower() == ZARR_SUFFIX and not probabilities
-                and Path(target).suffix.lower() == ZARR_SUFFIX
-                and int(np.prod(image.shape[:jungle.family.spatial_ndim])) > large):
-            out = segment_array(jungle, image, client, out=target, chunk=tile,
+        if (image is None or Path(path).suffix.lower() != ZARR_SUFFIX or probabilities
+                or Path(target).suffix.lower() != ZARR_SUFFIX):
+            continue
+        chunk = _task_chunk(jungle, image, tile, smoothing)
+        if chunk is not None:
+            out = segment_array(jungle, image, client, out=target, chunk=chunk,
                                 smoothing=smoothing)
             results[k] = (int(np.prod(out.shape)), None)
     rest = [k for k in range(len(pairs)) if k not in results]
@@ -379,6 +380,35 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
                          [tuple(inference)] * len(rest), pure=False)
     results.update(zip(rest, client.gather(futures)))
     return [results[k] for k in range(len(pairs))]
+
+
+def _task_chunk(jungle, image, tile: int | None = None,
+               smoothing: int | None = None) -> int | None:
+    """The chunk side with which :func:`segment_files` segments a zarr ``image`` as tasks
+    of :func:`segment_array`, or None when one task takes it whole (it is one chunk, or
+    a depth model's margin depends on the pixels).
+
+    ``tile`` if given; else the largest multiple of the zarr's own chunk side up to the
+    window tile (:func:`jungleseg._memory.window_tile`, :data:`~jungleseg._memory.VOLUME_TILE`
+    for volumes), or the window tile when the zarr's chunks are larger: a task's window
+    then stays near :data:`~jungleseg._memory.WINDOW_BYTES` whatever the image's size and
+    chunking, as a worker may have far less memory than a whole image needs."""
+    from .._memory import VOLUME_TILE, window_tile
+    from ..segmentation._segment import _checked_smoothing
+
+    if jungle.family.name == "depth":
+        return None
+    smoothing = _checked_smoothing(jungle, smoothing)
+    halo = _halo(jungle, smoothing)
+    if tile is None:
+        bound = (VOLUME_TILE if jungle.family.spatial_ndim == 3
+                 else window_tile(jungle, halo[0], smoothing))
+        own = getattr(image, "chunks", None)
+        own = int(own[0]) if own and isinstance(own[0], int) else bound
+        tile = own * max(bound // own, 1) if own <= bound else bound
+    shape = image.shape[:jungle.family.spatial_ndim]
+    split = any(len(_chunks(int(n), tile, h)) > 1 for n, h in zip(shape, halo))
+    return int(tile) if split else None
 
 
 def _labels_task(jungle, image):
