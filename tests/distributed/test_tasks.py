@@ -364,3 +364,52 @@ def test_mid_size_zarr_images_go_in_chunks_whose_window_is_bounded(faces, tmp_pa
     assert window_bytes(jungle, chunk + 2 * margin, chunk + 2 * margin, 0) <= WINDOW_BYTES
     assert chunk % own == 0 or own > chunk  # whole chunks of the zarr where they fit
     assert _tasks._task_chunk(jungle, image[:200, :200]) is None  # one chunk: one task
+
+
+def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, tmp_path):
+    from jungleseg import save_model
+
+    images, labels = faces
+    seg = small().fit(images, labels)
+    big = np.concatenate(images[:4], axis=1)
+    assert jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32,
+                            stop=lambda: True) is None
+    assert not (tmp_path / "l.zarr").exists()
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(32, 64, 3), dtype=big.dtype)
+    source[...] = big
+    np.save(tmp_path / "one.npy", images[5])
+    model = save_model(seg.jungle_, tmp_path / "m.h5")
+    pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
+             (tmp_path / "one.npy", tmp_path / "one.png")]
+    assert jd.segment_files(client, model, pairs, tile=32, stop=lambda: True) == [None, None]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5", "one.npy"]
+
+
+def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
+    from jungleseg import save_model
+
+    images, labels = faces
+    model = save_model(small().fit(images, labels).jungle_, tmp_path / "m.h5")
+    big = np.tile(np.concatenate(images, axis=1), (32, 6, 1))  # (2048, 3840): many chunks
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(256, 256, 3), dtype=big.dtype)
+    source[...] = big
+    target = tmp_path / "labels.zarr"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(tmp_path / "big.zarr"),
+         "--out", str(target), "--workers", "2", "--tile", "256"], cwd=REPO,
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not target.exists():  # the chunk tasks have begun
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    pressed = time.monotonic()
+    assert proc.wait(timeout=60) == 130
+    assert time.monotonic() - pressed < 30  # not the rest of the image first
+    rest = proc.stderr.read()
+    assert "Traceback" not in rest
+    assert rest.strip().splitlines()[-1] == "jungleseg: error: interrupted; 0 of 1 images segmented"
+    assert not target.exists()  # no half-written labels left
