@@ -30,10 +30,26 @@ KERNELS = {
     "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker"),
                 ("jungleseg.jungle._predict", "_hard_pixels_worker")],
 }
-#: About how long the compilation of each command's kernels takes, in seconds on two idle
-#: cores (``benchmarks/first_run.py``; training compiles in two processes,
-#: :func:`compile_ahead`; its own process compiles about two thirds of the one-core work).
-COMPILE_SECONDS = {"train": 40, "segment": 13}
+#: CPU seconds the compilation of each command's kernels takes on the machine of
+#: ``benchmarks/results/first_run.json`` (an AMD EPYC core): a cold run's CPU time less a
+#: warm run's (``compile_cpu`` in ``benchmarks/first_run.py``; the demo's is about their sum).
+COMPILE_CPU_SECONDS = {"train": 52, "segment": 5}
+#: The processes each command's compilation is spread over: one compiles at a time (Numba
+#: holds a global compiler lock), and training has a second one (:func:`compile_ahead`).
+COMPILE_PROCESSES = {"train": 2, "segment": 1}
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+#: About how long each command's compilation takes here, in wall seconds on an idle
+#: machine: its CPU seconds over the processes that share it, as far as there are cores.
+COMPILE_SECONDS = {command: max(1, round(cpu / min(COMPILE_PROCESSES[command], _cores())))
+                   for command, cpu in COMPILE_CPU_SECONDS.items()}
 
 
 def _compiled(module: str, name: str) -> bool:

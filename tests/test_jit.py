@@ -27,6 +27,27 @@ def test_the_notice_names_the_time_of_what_is_left_to_compile(monkeypatch):
     assert _jit.compile_notice("train", "segment") is None
 
 
+def test_the_estimates_match_the_measured_compile_times():
+    """Each command's CPU seconds of compiling are those of the committed first-run
+    figures (a cold run's CPU time less a warm one's), within a fifth, and the notice says
+    them over the processes that compile."""
+    import json
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[1] / "benchmarks/results/first_run.json"
+    figures = json.loads(results.read_text())["figures"]
+    measured = {c: figures[f"{c}_cold"]["cpu"] - figures[f"{c}_warm"]["cpu"]
+                for c in _jit.COMPILE_CPU_SECONDS if f"{c}_warm" in figures}
+    assert "segment" in measured
+    for command, cpu in measured.items():
+        assert abs(_jit.COMPILE_CPU_SECONDS[command] - cpu) <= 0.2 * cpu, (command, cpu)
+    if "train" not in measured:  # the whole cold training's CPU time bounds it from above
+        assert _jit.COMPILE_CPU_SECONDS["train"] < figures["train_cold"]["cpu"]
+    for command, cpu in _jit.COMPILE_CPU_SECONDS.items():
+        share = min(_jit.COMPILE_PROCESSES[command], _jit._cores())
+        assert _jit.COMPILE_SECONDS[command] == max(1, round(cpu / share))
+
+
 def test_an_empty_kernel_cache_is_seen(tmp_path):
     """A fresh NUMBA_CACHE_DIR holds no compiled kernels, so segment must compile."""
     code = "from jungleseg import _jit; print(_jit.to_compile('segment'))"
@@ -155,3 +176,4 @@ def test_a_kernel_waits_for_the_other_process_then_compiles_as_usual(tmp_path):
     finally:
         waiter.kill()
         waiter.wait()
+
