@@ -12,7 +12,8 @@ training leaves the other cores idle for most of a minute. :func:`compile_ahead`
 the kernels training needs later (:data:`AHEAD`) to a spawned process, which compiles
 them into the cache while this one compiles the kernels needed first; a kernel of that
 list, when first called here, waits for the other process and loads its machine code
-from the cache.
+from the cache. Kernels that may go unused are compiled there at a lowered priority, and
+training never waits long for a starved process of lowered priority (:class:`_Ahead`).
 """
 from __future__ import annotations
 
@@ -30,10 +31,26 @@ KERNELS = {
     "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker"),
                 ("jungleseg.jungle._predict", "_hard_pixels_worker")],
 }
-#: About how long the compilation of each command's kernels takes, in seconds on two idle
-#: cores (``benchmarks/first_run.py``; training compiles in two processes,
-#: :func:`compile_ahead`; its own process compiles about two thirds of the one-core work).
-COMPILE_SECONDS = {"train": 40, "segment": 13}
+#: CPU seconds the compilation of each command's kernels takes on the machine of
+#: ``benchmarks/results/first_run.json`` (an AMD EPYC core): a cold run's CPU time less a
+#: warm run's (``compile_cpu`` in ``benchmarks/first_run.py``; the demo's is about their sum).
+COMPILE_CPU_SECONDS = {"train": 52, "segment": 5}
+#: The processes each command's compilation is spread over: one compiles at a time (Numba
+#: holds a global compiler lock), and training has a second one (:func:`compile_ahead`).
+COMPILE_PROCESSES = {"train": 2, "segment": 1}
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+#: About how long each command's compilation takes here, in wall seconds on an idle
+#: machine: its CPU seconds over the processes that share it, as far as there are cores.
+COMPILE_SECONDS = {command: max(1, round(cpu / min(COMPILE_PROCESSES[command], _cores())))
+                   for command, cpu in COMPILE_CPU_SECONDS.items()}
 
 
 def _compiled(module: str, name: str) -> bool:
@@ -168,20 +185,23 @@ def _kernel(module: str, name: str):
     return getattr(importlib.import_module(module), name)
 
 
-def _compile_kernels(kernels: list, store_type, folder: str) -> None:
-    """In the spawned process: compile each (module, name) of ``kernels`` for its
-    :data:`AHEAD` types into the cache, then write ``<folder>/<i>.done``, whatever
+def _compile_kernels(kernels: list, store_type, folder: str, lower: bool = True) -> None:
+    """In the spawned process: compile each (index, (module, name)) of ``kernels`` for its
+    :data:`AHEAD` types into the cache, then write ``<folder>/<index>.done``, whatever
     happened (the training process compiles a kernel itself if it finds no code); stop
-    when the training process has ended."""
+    when the training process has ended. With ``lower``, from the level search on at a
+    lowered priority: it may go unused (DAGs that never fill a level), so it takes spare
+    cycles only, until training waits for it (:class:`_Ahead`)."""
     import os
     from pathlib import Path
 
     parent = os.getppid()
-    for i, key in enumerate(kernels):
+    for i, key in kernels:
         if os.getppid() != parent:  # the training process is gone: nobody to compile for
             break
-        if key == _LEVEL_SEARCH and hasattr(os, "nice"):
-            os.nice(10)  # may go unused (DAGs that never fill a level): spare cycles only
+        if lower and key == _LEVEL_SEARCH and hasattr(os, "nice"):
+            os.nice(LOWERED)
+            lower = False
         try:
             _kernel(*key).compile(argument_types(
                 {**AHEAD, **TABULAR_AHEAD, **SEGMENT_AHEAD}[key], store_type))
@@ -190,14 +210,110 @@ def _compile_kernels(kernels: list, store_type, folder: str) -> None:
         (Path(folder) / f"{i}.done").touch()
 
 
-def _wait_then_compile(kernel, marker, process) -> None:
-    """Make ``kernel``'s first compile here wait until ``process`` has compiled it (its
-    ``marker`` file exists) or ended, so that it loads the machine code from the cache
-    instead of compiling it twice; other argument types compile as usual."""
+#: The niceness the process compiling ahead adds for kernels that may go unused.
+LOWERED = 10
+#: While training waits for a kernel compiled at that lowered priority, the process is
+#: starved (the machine is busy) when it gets less than this share of a core over
+#: :data:`STARVED_WINDOW` seconds: then one at training's priority takes over, losing
+#: what the starved one had done of its kernel. On an idle machine it gets a whole core.
+STARVED_SHARE = 0.25
+STARVED_WINDOW = 1.0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user and system) of process ``pid`` so far; None where unknown (no
+    ``/proc``, or the process is gone)."""
+    import os
+
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Ahead:
+    """The process compiling ahead (:func:`compile_ahead`): ``kernels`` (module, name) for
+    ``store_type``, each ``<folder>/<index>.done`` once compiled. A process cannot raise
+    its priority again once lowered, so when training waits for a kernel compiled at the
+    lowered priority and that process is starved, :meth:`promote` replaces it by one at
+    training's priority for what is left: training never sits idle while a lowered
+    process compiles on a busy machine, and on an idle one (where a lowered process gets
+    a free core) waits for it as for any other."""
+
+    def __init__(self, kernels: list, store_type, folder: str):
+        self.kernels, self.store_type, self.folder = kernels, store_type, folder
+        self.lowered_from = next((i for i, key in enumerate(kernels) if key == _LEVEL_SEARCH),
+                                 len(kernels))
+        self.process = self._start(list(enumerate(kernels)), lower=True)
+
+    def _start(self, todo: list, lower: bool):
+        import pickle
+        import subprocess
+        import sys
+
+        process = subprocess.Popen([sys.executable, "-c", "from jungleseg._jit import "
+                                    f"_compile_from_stdin; _compile_from_stdin({self.folder!r})"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        process.stdin.write(pickle.dumps((todo, self.store_type, lower)))
+        process.stdin.close()
+        return process
+
+    def poll(self):
+        return self.process.poll()
+
+    def lowered(self, index: int) -> bool:
+        """Whether the kernel at ``index`` is compiled at the lowered priority, and the
+        process has lowered it (it compiles in order: the kernel before has its marker)."""
+        from pathlib import Path
+
+        return index >= self.lowered_from and (
+            self.lowered_from == 0
+            or (Path(self.folder) / f"{self.lowered_from - 1}.done").exists())
+
+    def promote(self) -> None:
+        """Stop the lowered process; start one at training's priority for the kernels
+        that have no marker yet."""
+        from pathlib import Path
+
+        todo = [(i, key) for i, key in enumerate(self.kernels)
+                if not (Path(self.folder) / f"{i}.done").exists()]
+        _kill(self.process)
+        self.lowered_from = len(self.kernels)
+        self.process = self._start(todo, lower=False)
+
+
+def _starved(process, since: tuple) -> tuple[bool, tuple]:
+    """Whether ``process`` got less than :data:`STARVED_SHARE` of a core since ``since``
+    ((monotonic time, its CPU seconds) then), once :data:`STARVED_WINDOW` has passed
+    (unknown CPU seconds count as starved); and the new starting point."""
+    now = (time.monotonic(), _cpu_seconds(process.process.pid))
+    if now[0] - since[0] < STARVED_WINDOW:
+        return False, since
+    if now[1] is None or since[1] is None:
+        return True, now
+    return now[1] - since[1] < STARVED_SHARE * (now[0] - since[0]), now
+
+
+def _wait_then_compile(kernel, marker, process, index: int = 0) -> None:
+    """Make ``kernel``'s first compile here wait until ``process`` (a Popen, or the
+    :class:`_Ahead` that compiles it as kernel ``index``) has compiled it (its ``marker``
+    file exists) or ended, so that it loads the machine code from the cache instead of
+    compiling it twice; other argument types compile as usual. A kernel the process
+    compiles at a lowered priority is waited for only while the process is not starved
+    (:meth:`_Ahead.promote`)."""
     compile_for_args = kernel._compile_for_args
 
     def waiting(*args, **kwargs):
+        since = None
         while not marker.exists() and process.poll() is None:
+            if isinstance(process, _Ahead) and process.lowered(index):
+                since = since or (time.monotonic(), _cpu_seconds(process.process.pid))
+                starved, since = _starved(process, since)
+                if starved:
+                    process.promote()
             time.sleep(0.1)
         kernel.__dict__.pop("_compile_for_args", None)
         return compile_for_args(*args, **kwargs)
@@ -205,12 +321,16 @@ def _wait_then_compile(kernel, marker, process) -> None:
     kernel._compile_for_args = waiting  # Numba's dispatcher looks it up on the object
 
 
-def _stop(process, folder) -> None:
-    import shutil
-
+def _kill(process) -> None:
     if process.poll() is None:
         process.kill()
         process.wait()
+
+
+def _stop(ahead, folder) -> None:
+    import shutil
+
+    _kill(getattr(ahead, "process", ahead))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -219,8 +339,8 @@ def compile_ahead(store: tuple, params, tabular: bool = False):
     on bin codes: :data:`TABULAR_AHEAD`) for this store's types (the
     level search only if the DAGs of these ``GrowParams`` may merge), if some are not in
     the cache and this is not itself a worker process of a pool; returns it
-    (a :class:`subprocess.Popen`, stopped when this process exits), or None when there
-    is nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``.
+    (an :class:`_Ahead`, stopped when this process exits), or None when there is
+    nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``.
 
     A new interpreter (``python -c``), not :mod:`multiprocessing`: its spawn would
     import the caller's main script again, which a script without an
@@ -228,9 +348,6 @@ def compile_ahead(store: tuple, params, tabular: bool = False):
     import atexit
     import multiprocessing
     import os
-    import pickle
-    import subprocess
-    import sys
     import tempfile
     from pathlib import Path
 
@@ -251,18 +368,13 @@ def compile_ahead(store: tuple, params, tabular: bool = False):
         return None
     folder = tempfile.mkdtemp(prefix="jungleseg-compile-")
     try:
-        process = subprocess.Popen([sys.executable, "-c", "from jungleseg._jit import "
-                                    f"_compile_from_stdin; _compile_from_stdin({folder!r})"],
-                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-        process.stdin.write(pickle.dumps((kernels, numba.typeof(store))))
-        process.stdin.close()
+        ahead = _Ahead(kernels, numba.typeof(store), folder)
     except (OSError, ValueError, TypeError):  # no interpreter to start: compile here
         return None
-    atexit.register(_stop, process, folder)
+    atexit.register(_stop, ahead, folder)
     for i, key in enumerate(kernels):
-        _wait_then_compile(_kernel(*key), Path(folder) / f"{i}.done", process)
-    return process
+        _wait_then_compile(_kernel(*key), Path(folder) / f"{i}.done", ahead, i)
+    return ahead
 
 
 def _compile_from_stdin(folder: str) -> None:
@@ -271,4 +383,5 @@ def _compile_from_stdin(folder: str) -> None:
     import pickle
     import sys
 
-    _compile_kernels(*pickle.load(sys.stdin.buffer), folder)
+    kernels, store_type, lower = pickle.load(sys.stdin.buffer)
+    _compile_kernels(kernels, store_type, folder, lower)

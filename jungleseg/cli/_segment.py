@@ -54,14 +54,18 @@ def cmd_segment(args: argparse.Namespace) -> int:
             results = segment_files(client, args.model, targets, args.tile, args.smoothing,
                                     args.probabilities,
                                     inference=(args.soft, args.soft_epsilon,
-                                               args.prior_power))
-            for (path, _), (n, problem) in zip(targets, results):
+                                               args.prior_power),
+                                    stop=lambda: Flag.interrupted)
+            done = [(path, r) for (path, _), r in zip(targets, results) if r is not None]
+            for path, (n, problem) in done:
                 if problem is not None and args.fail_fast:
                     raise ValueError(naming(path, ValueError(problem)))
                 if problem is not None:
                     error(naming(path, ValueError(problem)))
                 failed, pixels = failed + (problem is not None), pixels + n
-    if client is None:
+    if client is not None:  # Ctrl-C: the tasks cancelled and the cluster closed by now
+        stop_if_interrupted(f"{len(done) - failed} of {len(targets)} images segmented")
+    else:
         from .._jit import announce_compile
 
         announce_compile("segment", quiet=args.quiet)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -156,7 +157,7 @@ TASKS_PER_SLOT = 2
 
 def segment_array(model, array, client=None, out: str | os.PathLike | None = None,
                   chunk: int | None = None, smoothing: int | None = None,
-                  halo: Sequence[int] | None = None):
+                  halo: Sequence[int] | None = None, stop: Callable[[], bool] | None = None):
     """Labels of a large image (H, W[, C]) or, with a volume model, volume (D, H, W[, C]),
     segmented chunk by chunk, equal to :func:`jungleseg.segment` of the whole.
 
@@ -183,6 +184,10 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     halo : sequence of int, optional
         Context per spatial axis; default the model's probe margin plus the smoothing's
         reach, the least for which the result equals the whole image's.
+    stop : callable, optional
+        Asked every :data:`POLL_SECONDS` while the cluster works (Ctrl-C in the command
+        line): once it says True, the tasks are cancelled, ``out`` (half written) is
+        removed, and None is returned.
     """
     require_dask("segment_array")
     from dask import is_dask_collection
@@ -208,34 +213,37 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
     # labels written to zarr take the smallest type that holds them (a byte for most models)
     dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
     target = labels = None
-    if out is not None:
-        import zarr
+    if out is not None:  # as jungleseg.segment_file makes it: class colours, OME-Zarr
+        from ..imageio import open_label_array
 
-        target = zarr.open_array(str(out), mode="w", shape=shape, dtype=dtype,
-                                 chunks=tuple(int(s[1]) for s in grid))
+        target = open_label_array(out, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
+                                  colours=jungle.metadata.get("class_colours"))
     else:
         labels = np.empty(shape, dtype)
     task = (shape, halo, smoothing, dtype, target)
     if client is None:
         for inner in regions:
             _store(labels, inner, _segment_region(jungle, array, inner, *task))
-    else:
-        _segment_regions(client, jungle, array, regions, task, labels,
-                         sent=isinstance(array, np.ndarray) or is_dask_collection(array))
+    elif not _segment_regions(client, jungle, array, regions, task, labels, stop,
+                              sent=isinstance(array, np.ndarray) or is_dask_collection(array)):
+        if out is not None:
+            shutil.rmtree(out, ignore_errors=True)
+        return None
     if out is not None:
         import zarr
 
-        return zarr.open_array(str(out), mode="r")
+        opened = zarr.open(str(out), mode="r")
+        return opened["0"] if isinstance(opened, zarr.Group) else opened
     return labels
 
 
-def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, sent: bool):
+def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, stop,
+                     sent: bool) -> bool:
     """The tasks of :func:`segment_array` on ``client``, at most :data:`TASKS_PER_SLOT`
     per task slot at a time; the labels they return go into ``labels``. With ``sent``, each
     task's window is cut here (a NumPy array) or computed on the cluster (a dask array);
-    otherwise the workers read it from ``array`` (one copy of the lazy array per worker)."""
-    from distributed import as_completed
-
+    otherwise the workers read it from ``array`` (one copy of the lazy array per worker).
+    False if ``stop`` said so before all were done (:func:`_finished`)."""
     shape, halo = task[:2]
     model = client.scatter(jungle, broadcast=True, hash=False)  # a key of its own, as in fit
     if not sent:
@@ -251,24 +259,46 @@ def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, 
         return client.submit(_segment_region, model, window, inner, *task,
                              origin=tuple(a for a, _ in outer), pure=False)
 
-    where = {}
-    running = as_completed()
+    running = {}  # future: its chunk
 
     def start(inner):
-        future = submit(inner)
-        where[future.key] = inner
-        running.add(future)
+        running[submit(inner)] = inner
 
     ahead = TASKS_PER_SLOT * max(sum(worker_threads(client).values()), 1)
     todo = iter(regions)
     for inner in itertools.islice(todo, ahead):
         start(inner)
-    for future in running:
-        _store(labels, where.pop(future.key), future.result())
-        future.release()
-        inner = next(todo, None)
-        if inner is not None:
-            start(inner)
+    while running:
+        done = _finished(client, list(running), stop)
+        if done is None:
+            return False
+        for future in done:
+            _store(labels, running.pop(future), future.result())
+            future.release()
+            inner = next(todo, None)
+            if inner is not None:
+                start(inner)
+    return True
+
+
+#: Seconds between two questions to a ``stop`` callable while the cluster works.
+POLL_SECONDS = 0.2
+
+
+def _finished(client, futures: list, stop: Callable[[], bool] | None) -> list | None:
+    """The futures of ``futures`` that are done, once one is; None, with all of them
+    cancelled, as soon as ``stop()`` (asked every :data:`POLL_SECONDS`) says True."""
+    from distributed import wait
+
+    while stop is None or not stop():
+        try:
+            done = wait(futures, timeout=None if stop is None else POLL_SECONDS,
+                        return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            continue
+        return [f for f in futures if f in done]  # in submission order
+    client.cancel(futures)
+    return None
 
 
 def _window(inner: tuple, halo: tuple, shape: tuple) -> tuple:
@@ -297,8 +327,21 @@ def _segment_region(jungle, source, inner: tuple, shape: tuple, halo: tuple, smo
                           smoothing).astype(dtype, copy=False)
     if target is None:
         return part
-    target[tuple(slice(a, b) for a, b in inner)] = part
+    if _still_there(target):
+        target[tuple(slice(a, b) for a, b in inner)] = part
     return None
+
+
+def _still_there(target) -> bool:
+    """Whether the zarr array ``target`` still exists: :func:`segment_array` removes it when
+    stopped, and a task that was running then must not write a chunk in its place."""
+    import zarr
+
+    try:
+        zarr.open_array(store=target.store, path=target.path, mode="r")
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _segment_block(jungle, window, outer, inner, shape, smoothing) -> np.ndarray:
@@ -338,22 +381,22 @@ def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
 
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
-                  probabilities: bool = False, large: int | None = None,
-                  inference: tuple = (None, None, None)) -> list[tuple[int, str | None]]:
+                  probabilities: bool = False, inference: tuple = (None, None, None),
+                  stop: Callable[[], bool] | None = None) -> list[tuple[int, str | None] | None]:
     """Segment (input file, label file) pairs on workers that see the files: one task per
-    file, and a zarr image of more than ``large`` pixels (default
-    :data:`jungleseg._memory.TILE_ABOVE`) written to a zarr label file chunk by chunk as
-    tasks (:func:`segment_array`). Per pair, the pixels segmented and None, or 0 and the
+    file, and a zarr image larger than one chunk (:func:`_task_chunk`) written to a zarr
+    label file chunk by chunk as tasks (:func:`segment_array`), so that no worker holds
+    more than one window of it. Per pair, the pixels segmented and None, or 0 and the
     error's first line. ``inference``: ``(soft, soft_epsilon, prior_power)`` overrides
-    (:func:`jungleseg.segmentation.with_inference`)."""
-    from .._memory import TILE_ABOVE
+    (:func:`jungleseg.segmentation.with_inference`). Once ``stop()`` says True (asked
+    while the cluster works, as by :func:`segment_array`), the tasks are cancelled and the
+    pairs not done are None; a zarr label file half written in chunks is removed."""
     from ..imageio import ZARR_SUFFIX, read_image
     from ..segmentation import with_inference
     from ..segmentation._context import input_stage
 
     model_path = str(Path(model_path).resolve())
     jungle = with_inference(_model(model_path), *inference)
-    large = TILE_ABOVE if large is None else large
     images = {}
     for path, _ in pairs:  # read lazily; unreadable files are reported by their tasks
         try:
@@ -365,11 +408,15 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
     results: dict[int, tuple] = {}
     for k, (path, target) in enumerate(pairs):
         image = images.get(path)
-        if (image is not None and Path(path).suffix.lower() == ZARR_SUFFIX and not probabilities
-                and Path(target).suffix.lower() == ZARR_SUFFIX
-                and int(np.prod(image.shape[:jungle.family.spatial_ndim])) > large):
-            out = segment_array(jungle, image, client, out=target, chunk=tile,
-                                smoothing=smoothing)
+        if (image is None or Path(path).suffix.lower() != ZARR_SUFFIX or probabilities
+                or Path(target).suffix.lower() != ZARR_SUFFIX):
+            continue
+        chunk = _task_chunk(jungle, image, tile, smoothing)
+        if chunk is not None:
+            out = segment_array(jungle, image, client, out=target, chunk=chunk,
+                                smoothing=smoothing, stop=stop)
+            if out is None:
+                return [results.get(i) for i in range(len(pairs))]
             results[k] = (int(np.prod(out.shape)), None)
     rest = [k for k in range(len(pairs)) if k not in results]
     futures = client.map(_segment_file_task, [model_path] * len(rest),
@@ -377,8 +424,42 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
                          [str(Path(pairs[k][1]).resolve()) for k in rest], [tile] * len(rest),
                          [smoothing] * len(rest), [probabilities] * len(rest),
                          [tuple(inference)] * len(rest), pure=False)
-    results.update(zip(rest, client.gather(futures)))
-    return [results[k] for k in range(len(pairs))]
+    futures = dict(zip(futures, rest))  # future: its pair
+    while futures:
+        done = _finished(client, list(futures), stop)
+        if done is None:
+            break
+        results.update((futures.pop(f), f.result()) for f in done)
+    return [results.get(k) for k in range(len(pairs))]
+
+
+def _task_chunk(jungle, image, tile: int | None = None,
+               smoothing: int | None = None) -> int | None:
+    """The chunk side with which :func:`segment_files` segments a zarr ``image`` as tasks
+    of :func:`segment_array`, or None when one task takes it whole (it is one chunk, or
+    a depth model's margin depends on the pixels).
+
+    ``tile`` if given; else the largest multiple of the zarr's own chunk side up to the
+    window tile (:func:`jungleseg._memory.window_tile`, :data:`~jungleseg._memory.VOLUME_TILE`
+    for volumes), or the window tile when the zarr's chunks are larger: a task's window
+    then stays near :data:`~jungleseg._memory.WINDOW_BYTES` whatever the image's size and
+    chunking, as a worker may have far less memory than a whole image needs."""
+    from .._memory import VOLUME_TILE, window_tile
+    from ..segmentation._segment import _checked_smoothing
+
+    if jungle.family.name == "depth":
+        return None
+    smoothing = _checked_smoothing(jungle, smoothing)
+    halo = _halo(jungle, smoothing)
+    if tile is None:
+        bound = (VOLUME_TILE if jungle.family.spatial_ndim == 3
+                 else window_tile(jungle, halo[0], smoothing))
+        own = getattr(image, "chunks", None)
+        own = int(own[0]) if own and isinstance(own[0], int) else bound
+        tile = own * max(bound // own, 1) if own <= bound else bound
+    shape = image.shape[:jungle.family.spatial_ndim]
+    split = any(len(_chunks(int(n), tile, h)) > 1 for n, h in zip(shape, halo))
+    return int(tile) if split else None
 
 
 def _labels_task(jungle, image):

@@ -13,10 +13,35 @@ PAPER = Path(__file__).resolve().parents[2] / "benchmarks" / "paper"
 CURVES = {"tree", "fixed-width-a", "fixed-width-b", "priority", "jungle"}
 
 
-def run(script, out, *extra, monkeypatch):
-    monkeypatch.setattr(sys, "argv", [script, "--scale", "ci", "--out", str(out), *extra])
-    monkeypatch.syspath_prepend(str(PAPER))
-    runpy.run_path(str(PAPER / script), run_name="__main__")
+#: Arguments of the scripts beyond ``--scale ci --out``, the same wherever they are run.
+ARGS = {script: ["--datasets", "kinect", "faces"] for script in ("fig2.py", "memory.py")}
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory):
+    """``paper(script, monkeypatch, *extra)``: the folder the figure script has written to,
+    run there at most once per process. Each test makes the figures it reads itself, so the
+    tests pass in any order and on any pytest-xdist worker (``-n 2`` without ``--dist
+    loadfile`` splits the module's tests between processes, each with its own folder); the
+    folder's curve cache lets a script reuse the curves of another run before it."""
+    out = tmp_path_factory.mktemp("paper")
+    done = set()
+
+    def make(script, monkeypatch, *extra) -> Path:
+        if script not in done:
+            monkeypatch.setattr(sys, "argv", [script, "--scale", "ci", "--out", str(out),
+                                              *ARGS.get(script, ()), *extra])
+            monkeypatch.syspath_prepend(str(PAPER))
+            runpy.run_path(str(PAPER / script), run_name="__main__")
+            done.add(script)
+        return out
+
+    return make
+
+
+def run(paper, script, *extra, monkeypatch):
+    """The rows of the CSV of a figure script, checking that it drew its figure."""
+    out = paper(script, monkeypatch, *extra)
     assert (out / script.replace(".py", ".png")).stat().st_size > 10_000
     with open(out / script.replace(".py", ".csv"), newline="") as handle:
         return list(csv.DictReader(handle))
@@ -37,13 +62,8 @@ def assert_monotone(points, column="nodes"):
     assert sizes[-1] > sizes[0]
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory):
-    return tmp_path_factory.mktemp("paper")
-
-
-def test_fig2_and_memory(out, monkeypatch):
-    rows = run("fig2.py", out, "--datasets", "kinect", "faces", monkeypatch=monkeypatch)
+def test_fig2_and_memory(paper, monkeypatch):
+    rows = run(paper, "fig2.py", monkeypatch=monkeypatch)
     found = curves(rows)
     assert set(found) == {(d, m) for d in ("kinect", "faces") for m in CURVES}
     for (dataset, method), points in found.items():
@@ -58,15 +78,15 @@ def test_fig2_and_memory(out, monkeypatch):
                 assert max(float(r["nodes"]) for r in points) <= 3 * (1 + 8 * depth)
     first = {m: min(found["kinect", m], key=lambda r: float(r["point"])) for m in CURVES}
     assert float(first["tree"]["nodes"]) == 9  # depth 1: a root and two leaves, 3 times
-    memory = run("memory.py", out, "--datasets", "kinect", "faces", monkeypatch=monkeypatch)
+    memory = run(paper, "memory.py", monkeypatch=monkeypatch)
     assert {(r["dataset"], r["method"]) for r in memory} == set(found)
     for r in memory:
         best = max(float(p["jaccard"]) for p in found[r["dataset"], r["method"]])
         assert float(r["best_jaccard"]) == pytest.approx(best)
 
 
-def test_fig3(out, monkeypatch):
-    rows = run("fig3.py", out, monkeypatch=monkeypatch)
+def test_fig3(paper, monkeypatch):
+    rows = run(paper, "fig3.py", monkeypatch=monkeypatch)
     found = curves(rows)
     names = {m for _, m in found}
     assert names == {"1 tree", "1 DAG", "3 trees", "3 DAGs", "9 trees", "9 DAGs",
@@ -78,10 +98,8 @@ def test_fig3(out, monkeypatch):
     assert nine > 3 * one  # nine DAGs, each on its own frames
 
 
-def test_objective_table(out, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["objective_table.py", "--scale", "ci", "--out", str(out)])
-    monkeypatch.syspath_prepend(str(PAPER))
-    runpy.run_path(str(PAPER / "objective_table.py"), run_name="__main__")
+def test_objective_table(paper, monkeypatch):
+    out = paper("objective_table.py", monkeypatch)
     with open(out / "objective_table.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     variants = {r["variant"] for r in rows}
@@ -94,8 +112,8 @@ def test_objective_table(out, monkeypatch):
     assert "ClusterSearch - LSearch" in (out / "objective_table.md").read_text()
 
 
-def test_fig5(out, monkeypatch, data_root):
-    rows = run("fig5.py", out, "--data", str(data_root), monkeypatch=monkeypatch)
+def test_fig5(paper, monkeypatch, data_root):
+    rows = run(paper, "fig5.py", "--data", str(data_root), monkeypatch=monkeypatch)
     found = curves(rows)
     assert {m for _, m in found} == CURVES | {"jungle M=64"}
     for points in found.values():
@@ -103,10 +121,10 @@ def test_fig5(out, monkeypatch, data_root):
         assert all(0 < float(r["accuracy"]) <= 1 for r in points)
 
 
-def test_claims_read_every_csv(out, monkeypatch):
-    monkeypatch.setattr(sys, "argv", ["claims.py", "--scale", "ci", "--out", str(out)])
-    monkeypatch.syspath_prepend(str(PAPER))
-    runpy.run_path(str(PAPER / "claims.py"), run_name="__main__")
+def test_claims_read_every_csv(paper, monkeypatch):
+    for script in ("fig2.py", "memory.py", "fig3.py", "objective_table.py"):  # what it reads
+        out = paper(script, monkeypatch)
+    paper("claims.py", monkeypatch)
     text = (out / "claims.md").read_text()
     for section in ("## Fig. 2", "## Fig. 3", "## memory", "## Objective table"):
         assert section in text

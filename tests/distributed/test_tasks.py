@@ -303,14 +303,17 @@ def test_cli_on_a_dask_scheduler_and_workers(dask_cluster, tmp_path):
     assert (tmp_path / "b.json").read_text() == (tmp_path / "c.json").read_text()
 
 
-def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path):
+def test_segment_files_tasks_and_a_zarr_of_several_chunks_in_chunks(client, faces, tmp_path):
+    from distributed import get_task_stream
+
     from jungleseg import save_model
     from jungleseg.imageio import read_labels
 
     images, labels = faces
     seg = small().fit(images, labels)
+    seg.jungle_.metadata["class_colours"] = {"1": [255, 0, 0], "2": [0, 0, 255]}
     model = save_model(seg.jungle_, tmp_path / "m.h5")
-    big = np.concatenate(images[:4], axis=1)
+    big = np.concatenate(images[:4], axis=1)  # (64, 320): far below 4096 x 4096 pixels
     source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
                              chunks=(32, 64, 3), dtype=big.dtype)
     source[...] = big
@@ -319,19 +322,94 @@ def test_segment_files_tasks_and_a_large_zarr_in_chunks(client, faces, tmp_path)
     pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
              (tmp_path / "one.npy", tmp_path / "one.png"),
              (tmp_path / "bad.npy", tmp_path / "bad.png")]
-    results = jd.segment_files(client, model, pairs, large=1000)
+    with get_task_stream(client) as stream:
+        results = jd.segment_files(client, model, pairs, tile=32)
+    chunked = [t for t in stream.data if "_segment_region" in str(t["key"])]
+    assert len(chunked) == len(_tasks._chunks(64, 32, 0)) * len(_tasks._chunks(320, 32, 0)) > 1
     assert results[0] == (big.shape[0] * big.shape[1], None)
     assert results[1] == (images[5].shape[0] * images[5].shape[1], None)
     assert results[2][0] == 0 and "bad.npy" in results[2][1]
     whole = segment(seg.jungle_, big, probabilities=False)[0]
-    assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
+    written = zarr.open_array(str(tmp_path / "big-labels.zarr"))
+    assert np.array_equal(written[...], whole)
+    assert written.attrs["class_colours"] == seg.jungle_.metadata["class_colours"]
     assert np.array_equal(read_labels(tmp_path / "one.png"),
                           segment(seg.jungle_, images[5], probabilities=False)[0])
     # the inference overrides reach both kinds of task
-    weighed = jd.segment_files(client, model, pairs[:2], large=1000, inference=(None, None, 1))
+    weighed = jd.segment_files(client, model, pairs[:2], tile=32, inference=(None, None, 1))
     assert weighed == results[:2]
     whole = segment(seg.jungle_, big, probabilities=False, prior_power=1)[0]
     assert np.array_equal(zarr.open_array(str(tmp_path / "big-labels.zarr"))[...], whole)
     one = segment(seg.jungle_, images[5], probabilities=False, prior_power=1)[0]
     assert np.array_equal(read_labels(tmp_path / "one.png"), one)
     assert not np.array_equal(one, segment(seg.jungle_, images[5], probabilities=False)[0])
+    # OME-Zarr labels as a task of its own writes them: one level "0"
+    ome = [(tmp_path / "big.zarr", tmp_path / "big-labels.ome.zarr")]
+    assert jd.segment_files(client, model, ome, tile=32) == results[:1]
+    level = zarr.open_group(str(tmp_path / "big-labels.ome.zarr"), mode="r")["0"]
+    assert np.array_equal(level[...], segment(seg.jungle_, big, probabilities=False)[0])
+
+
+@pytest.mark.parametrize("side, own", [(3000, 3000), (4096, 512), (4096, 4096), (2500, 100)])
+def test_mid_size_zarr_images_go_in_chunks_whose_window_is_bounded(faces, tmp_path, side, own):
+    from jungleseg._memory import WINDOW_BYTES, window_bytes
+
+    images, labels = faces
+    jungle = small().fit(images, labels).jungle_
+    image = zarr.open_array(str(tmp_path / "in.zarr"), mode="w", shape=(side, side, 3),
+                            chunks=(own, own, 3), dtype=np.uint8)  # nothing written
+    chunk = _tasks._task_chunk(jungle, image)
+    margin = _tasks._halo(jungle, 0)[0]
+    assert chunk is not None and len(_tasks._chunks(side, chunk, margin)) > 1
+    assert window_bytes(jungle, chunk + 2 * margin, chunk + 2 * margin, 0) <= WINDOW_BYTES
+    assert chunk % own == 0 or own > chunk  # whole chunks of the zarr where they fit
+    assert _tasks._task_chunk(jungle, image[:200, :200]) is None  # one chunk: one task
+
+
+def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, tmp_path):
+    from jungleseg import save_model
+
+    images, labels = faces
+    seg = small().fit(images, labels)
+    big = np.concatenate(images[:4], axis=1)
+    assert jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32,
+                            stop=lambda: True) is None
+    assert not (tmp_path / "l.zarr").exists()
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(32, 64, 3), dtype=big.dtype)
+    source[...] = big
+    np.save(tmp_path / "one.npy", images[5])
+    model = save_model(seg.jungle_, tmp_path / "m.h5")
+    pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
+             (tmp_path / "one.npy", tmp_path / "one.png")]
+    assert jd.segment_files(client, model, pairs, tile=32, stop=lambda: True) == [None, None]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5", "one.npy"]
+
+
+def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
+    from jungleseg import save_model
+
+    images, labels = faces
+    model = save_model(small().fit(images, labels).jungle_, tmp_path / "m.h5")
+    big = np.tile(np.concatenate(images, axis=1), (32, 6, 1))  # (2048, 3840): many chunks
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(256, 256, 3), dtype=big.dtype)
+    source[...] = big
+    target = tmp_path / "labels.zarr"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(tmp_path / "big.zarr"),
+         "--out", str(target), "--workers", "2", "--tile", "256"], cwd=REPO,
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not target.exists():  # the chunk tasks have begun
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    pressed = time.monotonic()
+    assert proc.wait(timeout=60) == 130
+    assert time.monotonic() - pressed < 30  # not the rest of the image first
+    rest = proc.stderr.read()
+    assert "Traceback" not in rest
+    assert rest.strip().splitlines()[-1] == "jungleseg: error: interrupted; 0 of 1 images segmented"
+    assert not target.exists()  # no half-written labels left
