@@ -11,6 +11,10 @@ averaged.
 
     python benchmarks/stanford.py [--data DIR] [--folds 0 1 2 3 4] [--skip-peer]
                                   [--skip-forest] [--set jungle.min_samples_leaf=10 ...]
+                                  [--preset stanford_context]
+
+``--preset NAME`` runs configs/NAME.yaml instead of configs/stanford.yaml (its figures go to
+``stanford_<NAME>.json``).
 """
 from __future__ import annotations
 
@@ -29,14 +33,14 @@ from jungleseg import confusion_matrix, scores  # noqa: E402
 from jungleseg.config import load_config, parse_overrides  # noqa: E402
 from jungleseg.datasets.stanford import kfold_splits, load_stanford  # noqa: E402
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "stanford.yaml"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 
-def ours(forest, seed, overrides):
-    """configs/stanford.yaml with the overrides and seed: its jungle, or (``forest``) the
+def ours(config, forest, seed, overrides):
+    """The config (a path) with the overrides and seed: its jungle, or (``forest``) the
     same without the width cap, a standard forest."""
     overrides = {**overrides, "seed": seed, **({"jungle.max_width": None} if forest else {})}
-    return load_config(CONFIG).with_overrides(overrides).estimator()
+    return load_config(config).with_overrides(overrides).estimator()
 
 
 def run_ours(model, train, test):
@@ -85,6 +89,8 @@ def main() -> None:
     parser.add_argument("--skip-forest", action="store_true")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override configs/stanford.yaml values, e.g. jungle.max_depth=24")
+    parser.add_argument("--preset", default="stanford", metavar="NAME",
+                        help="configs/NAME.yaml (default: stanford)")
     parser.add_argument("--peer-trees", type=int, default=100)
     parser.add_argument("--peer-pixels", type=int, default=250)
     args = parser.parse_args()
@@ -94,11 +100,13 @@ def main() -> None:
     classes = np.arange(8)
     splits = kfold_splits(list(by_id), k=5, seed=0)
     overrides = parse_overrides(args.set)
-    width = load_config(CONFIG).with_overrides(overrides).jungle_params["max_width"]
+    config = CONFIGS / f"{args.preset}.yaml"
+    width = load_config(config).with_overrides(overrides).jungle_params["max_width"]
     runners = {f"jungle (3 DAGs, M={width})":
-               lambda tr, te, f: run_ours(ours(False, f, overrides), tr, te)}
+               lambda tr, te, f: run_ours(ours(config, False, f, overrides), tr, te)}
     if not args.skip_forest:
-        runners["forest (3 trees)"] = lambda tr, te, f: run_ours(ours(True, f, overrides), tr, te)
+        runners["forest (3 trees)"] = (
+            lambda tr, te, f: run_ours(ours(config, True, f, overrides), tr, te))
     if not args.skip_peer:
         runners[f"peer: skimage features + RF({args.peer_trees})"] = (
             lambda tr, te, f: run_peer(tr, te, args.peer_trees, args.peer_pixels, f))
@@ -126,7 +134,8 @@ def main() -> None:
         figures[name] = {"mean_jaccard": float(j.mean()), "jaccard_std": float(j.std()),
                          "pixel_accuracy": float(acc.mean()), "nodes": float(nodes.mean()),
                          "fit_seconds": float(fit_s.mean()), "mpx_per_s": float(mpx.mean())}
-    write_results("stanford", {"folds": args.folds, "overrides": args.set, "models": figures})
+    name = "stanford" if args.preset == "stanford" else f"stanford_{args.preset}"
+    write_results(name, {"folds": args.folds, "overrides": args.set, "models": figures})
 
 
 if __name__ == "__main__":
