@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -287,7 +288,8 @@ POLL_SECONDS = 0.2
 
 def _finished(client, futures: list, stop: Callable[[], bool] | None) -> list | None:
     """The futures of ``futures`` that are done, once one is; None, with all of them
-    cancelled, as soon as ``stop()`` (asked every :data:`POLL_SECONDS`) says True."""
+    cancelled and those already running ended (:func:`_drain`), as soon as ``stop()``
+    (asked every :data:`POLL_SECONDS`) says True."""
     from distributed import wait
 
     while stop is None or not stop():
@@ -298,7 +300,22 @@ def _finished(client, futures: list, stop: Callable[[], bool] | None) -> list | 
             continue
         return [f for f in futures if f in done]  # in submission order
     client.cancel(futures)
+    _drain(client, {f.key for f in futures})
     return None
+
+
+#: Longest wait, in seconds, for cancelled tasks that were already running to end.
+DRAIN_SECONDS = 60.0
+
+
+def _drain(client, keys: set) -> None:
+    """Wait until no worker runs a task of ``keys`` (cancelled ones run on to their end),
+    at most :data:`DRAIN_SECONDS`: the caller then removes their half-written output, and
+    no task still running may write into it again."""
+    deadline = time.monotonic() + DRAIN_SECONDS
+    while time.monotonic() < deadline and any(
+            keys.intersection(stacks) for stacks in client.call_stack().values()):
+        time.sleep(POLL_SECONDS)
 
 
 def _window(inner: tuple, halo: tuple, shape: tuple) -> tuple:
