@@ -54,9 +54,8 @@ N sampled pixels, E entries (N per DAG, or the samples of each DAG's own images 
 K_c classes::
 
     training = sum_i H_i W_i C_in b_in                                 images
-             + max_i H_i W_i (scratch(family) + 8 + 4 C_s [x 2])        one image's scratch:
-                                                  its float32 channels being coded (codes; twice
-                                                  for one image kept, ``coding_bytes``)
+             + max_i H_i W_i (scratch(family) + 8 [+ 4 C_s codes])      one image's scratch,
+                                                  and its float32 channels being coded
              + stage
 
     stage    = sum_i (h_i + 2 p_t)(w_i + 2 p_t) S                      store
@@ -410,7 +409,7 @@ def training_bytes(estimator, shapes, itemsize: int = 1, n_classes: int = 2,
     pad, pad_z = training_pad(family, stored)
     store_pixels = sum(padded_pixels(stored, ndim, pad, pad_z))
     images = sum(pixels) * _input_channels(family) * itemsize
-    scratch = _scratch(family) + 8 + coding_bytes(family, [s[:2] for s in shapes])
+    scratch = _scratch(family) + 8 + coding_bytes(family)
     common = {"the images": images, "one image's scratch": max(pixels, default=0) * scratch}
     stage = {"the store of every image's channels": store_pixels * store_bytes_per_pixel(family),
              **_growth_terms(estimator, family, n_samples, len(shapes), n_classes)}

@@ -31,15 +31,13 @@ KEPT_CHANNEL_BYTES = 256 << 20
 FAMILIES: dict[str, type[FeatureFamily]] = {}
 
 
-def coding_bytes(family: FeatureFamily, shapes: Sequence[tuple[int, ...]]) -> int:
-    """Bytes per pixel that making a training store of images of (H, W) ``shapes`` holds
-    beside it while it codes an image (:meth:`FeatureFamily.prepare_fitted`): the float32
-    channels being coded, and those of a single image kept from the quantiser's fit."""
+def coding_bytes(family: FeatureFamily) -> int:
+    """Bytes per pixel that making a training store holds beside it while it codes an
+    image (:meth:`FeatureFamily.prepare_fitted`): the image's float32 channels (a single
+    image's kept from the quantiser's fit, or another image's made again)."""
     if family.quantiser is None and family.code_type is None:
         return 0  # float32 stores are written in place
-    n = family.n_store_channels
-    kept = len(shapes) == 1 and 4 * n * shapes[0][0] * shapes[0][1] <= KEPT_CHANNEL_BYTES
-    return 4 * n * (1 + kept)
+    return 4 * family.n_store_channels
 
 
 def _plain(value: Any) -> Any:
@@ -173,9 +171,10 @@ class FeatureFamily:
         planes = np.empty((n, *shape), np.float32)
         self.channels_into(images[0], planes)
         quantiser = quantiser_of_samples([fit_sample(planes)], self.code_type)
-        return ImageStore.build([shape], n, lambda i, out: np.copyto(out, planes),
+        return ImageStore.build([shape], n, None,
                                 integral=self.box_pixels if self.needs_integral else False,
-                                pad=pad, border=self.border, quantiser=quantiser)
+                                pad=pad, border=self.border, quantiser=quantiser,
+                                values=[planes])
 
     def prepare(self, images: Sequence[ArrayLike], pad: int = 0, window: Window | None = None
                 ) -> ImageStore:

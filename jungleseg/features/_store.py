@@ -121,16 +121,19 @@ class ImageStore:
 
     @classmethod
     def build(cls, shapes: Sequence[tuple[int, ...]], n_channels: int,
-              fill: Callable[[int, np.ndarray], None], integral: bool | int = False,
+              fill: Callable[[int, np.ndarray], None] | None, integral: bool | int = False,
               pad: int = 0, pad_z: int | None = None, border: str = "edge",
-              quantiser: Quantiser | None = None) -> ImageStore:
+              quantiser: Quantiser | None = None,
+              values: Sequence[np.ndarray] | None = None) -> ImageStore:
         """A store of images of ``shapes`` (H, W), each with a border of ``pad`` pixels
         (repeating its edge or 0, see ``border``), whose channels ``fill(i, planes)``
         writes straight into the (n_channels, H, W) view of image ``i`` (no second copy);
         its memory comes from :func:`jungleseg._workers.fresh_array`. With a
         ``quantiser``, ``fill`` writes one image's float32 channels into a scratch array,
         and the store holds their codes. ``integral``: True, or the pixels of the largest
-        box read (see :meth:`with_integrals`), for integral images.
+        box read (see :meth:`with_integrals`), for integral images. ``values``, with a
+        ``quantiser``: each image's (n_channels, H, W) float32 channels, made already, whose
+        codes the store holds (``fill`` is then not called, and no scratch is made).
 
         With ``pad_z`` (an int, 0 allowed), a store of volumes of ``shapes`` (D, H, W),
         ``pad_z`` edge slices repeated before and after each, and ``fill`` writing the
@@ -172,11 +175,13 @@ class ImageStore:
             planes = store.planes(i)
             if quantiser is None:
                 fill(i, planes)
+            elif values is not None:
+                quantiser.codes_into(values[i], planes)
             else:  # one image's values at a time, then its codes
-                values = np.empty(planes.shape, np.float32)
-                fill(i, values)
-                quantiser.codes_into(values, planes)
-                del values
+                scratch = np.empty(planes.shape, np.float32)
+                fill(i, scratch)
+                quantiser.codes_into(scratch, planes)
+                del scratch
             store._fill_border(i)
         if not integral:
             return store

@@ -66,13 +66,9 @@ def test_prepare_fitted_is_the_fitted_quantisers_store(family, n_images, monkeyp
 
 
 def test_coding_bytes_count_the_values_being_coded():
-    from jungleseg.features._base import KEPT_CHANNEL_BYTES, coding_bytes
+    from jungleseg.features._base import coding_bytes
 
     family = ColourFeatures(4, input="grey", gradient=True)  # 8-bit codes
-    n = family.n_store_channels
-    assert coding_bytes(family, [(100, 100)]) == 8 * n  # one image: its channels kept too
-    assert coding_bytes(family, [(100, 100)] * 2) == 4 * n
-    side = int((KEPT_CHANNEL_BYTES / (4 * n)) ** 0.5) + 1
-    assert coding_bytes(family, [(side, side)]) == 4 * n  # too large to keep
-    assert coding_bytes(family.with_quantiser(None), [(100, 100)]) == 0  # float32 store
-    assert coding_bytes(DepthFeatures(0.3, 500.0), [(100, 100)]) == 0
+    assert coding_bytes(family) == 4 * family.n_store_channels
+    assert coding_bytes(family.with_quantiser(None)) == 0  # float32 store
+    assert coding_bytes(DepthFeatures(0.3, 500.0)) == 0

@@ -59,3 +59,19 @@ def test_a_zero_border_holds_background():
     assert not block.any()
     with pytest.raises(ValueError, match="border"):
         ImageStore.build([(2, 2)], 1, lambda i, p: None, pad=1, border="mirror")
+
+
+def test_a_store_of_codes_from_values_made_already_equals_one_filled():
+    from jungleseg.features._quantise import affine_quantiser
+
+    rng = np.random.default_rng(3)
+    values = [rng.normal(size=(2, h, w)).astype(np.float32) for h, w in [(5, 7), (6, 4)]]
+    quantiser = affine_quantiser(np.full(2, -2.0), np.full(2, 2.0))
+    shapes = [v.shape[1:] for v in values]
+    filled = ImageStore.build(shapes, 2, lambda i, out: np.copyto(out, values[i]), pad=2,
+                              quantiser=quantiser, integral=True)
+    given = ImageStore.build(shapes, 2, None, pad=2, quantiser=quantiser, integral=True,
+                             values=values)
+    np.testing.assert_array_equal(given.pixels, filled.pixels)
+    np.testing.assert_array_equal(given.integral, filled.integral)
+    assert given.pixels.dtype == np.uint8
