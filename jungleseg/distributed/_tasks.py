@@ -309,12 +309,16 @@ DRAIN_SECONDS = 60.0
 
 
 def _drain(client, keys: set) -> None:
-    """Wait until no worker runs a task of ``keys`` (cancelled ones run on to their end),
-    at most :data:`DRAIN_SECONDS`: the caller then removes their half-written output, and
-    no task still running may write into it again."""
+    """Wait until no worker holds a task of ``keys`` in any state (a cancelled task that
+    was running runs on to its end; one sent to a worker waits for its release), at most
+    :data:`DRAIN_SECONDS`: the caller then removes their half-written output."""
+    keys = list(keys)
+
+    def held(dask_worker) -> list:
+        return [key for key in keys if key in dask_worker.state.tasks]
+
     deadline = time.monotonic() + DRAIN_SECONDS
-    while time.monotonic() < deadline and any(
-            keys.intersection(stacks) for stacks in client.call_stack().values()):
+    while time.monotonic() < deadline and any(client.run(held).values()):
         time.sleep(POLL_SECONDS)
 
 
@@ -346,6 +350,8 @@ def _segment_region(jungle, source, inner: tuple, shape: tuple, halo: tuple, smo
         return part
     if _still_there(target):
         target[tuple(slice(a, b) for a, b in inner)] = part
+        if not _still_there(target):  # removed while this wrote: take back what it wrote
+            shutil.rmtree(target.store.root, ignore_errors=True)
     return None
 
 
