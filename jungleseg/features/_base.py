@@ -25,7 +25,7 @@ Window = tuple[int, int, int, int]
 
 #: A single training image's float32 channels are kept for its codes, instead of being made
 #: again after the quantiser's fit (:meth:`FeatureFamily.prepare_fitted`), up to this size.
-KEPT_CHANNEL_BYTES = 256 << 20
+FIT_CHANNELS_KEPT_BYTES = 256 << 20
 
 #: Every family by name, filled as subclasses are defined.
 FAMILIES: dict[str, type[FeatureFamily]] = {}
@@ -160,13 +160,13 @@ class FeatureFamily:
     def prepare_fitted(self, images: Sequence[ArrayLike], pad: int = 0) -> ImageStore:
         """The store training on ``images`` reads: :meth:`prepare` by this family with
         :meth:`fitted_quantiser` of the images (the store's ``quantiser``). The channels
-        of a single image of at most :data:`KEPT_CHANNEL_BYTES` are made once, for both
+        of a single image of at most :data:`FIT_CHANNELS_KEPT_BYTES` are made once, for both
         the quantiser's fit and its codes, not twice (a napari press trains on one)."""
         images = [np.asarray(im) for im in images]
         n = self.n_store_channels
         shape = images[0].shape[:2] if len(images) == 1 else None
         if (self.quantiser is not None or self.code_type is None or shape is None
-                or 4 * n * shape[0] * shape[1] > KEPT_CHANNEL_BYTES):
+                or 4 * n * shape[0] * shape[1] > FIT_CHANNELS_KEPT_BYTES):
             return self.with_quantiser(self.fitted_quantiser(images)).prepare(images, pad=pad)
         planes = np.empty((n, *shape), np.float32)
         self.channels_into(images[0], planes)
