@@ -16,7 +16,8 @@ and the palette gives each class its colour, so viewers show colours. Pillow, im
 scikit-image read back the values; OpenCV expands the palette to colours. Label volumes
 are written as multipage TIFF files, and labels of any size as zarr arrays (chunk by
 chunk, OME-Zarr for a name ending in ``.ome.zarr``). :func:`read_labels` reads label
-files back strictly: one integer class value per pixel.
+files back strictly: one integer class value per pixel. PNG and TIFF files are written
+atomically: an interrupted write leaves no half file and any previous file untouched.
 """
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ import os
 from pathlib import Path
 
 import numpy as np
+
+from ._atomic import written_atomically
 
 #: Suffixes read by :func:`read_image` (case-insensitive); a ``.zarr`` is a folder.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy", ".zarr")
@@ -337,30 +340,30 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     if labels.size and labels.min() < 0:
         raise ValueError(f"{path}: negative label values cannot be written")
     dtype = _label_dtype(path, int(labels.max(initial=0)))
-    if suffix in (".tif", ".tiff"):
-        import tifffile
-
-        try:
-            tifffile.imwrite(path, labels.astype(dtype), photometric="minisblack",
-                             compression="zlib")
-        except (OSError, ValueError) as err:
-            raise OSError(f"{path}: could not write this file ({err})") from None
-        return path
     if suffix == ZARR_SUFFIX:
         out = open_label_array(path, labels.shape, dtype, colours=colours)
         out[...] = labels
         return path
-    if labels.ndim != 2:
+    if suffix not in (".tif", ".tiff") and labels.ndim != 2:
         raise ValueError(f"{path}: labels of shape {labels.shape} need a .tif or .zarr file")
-    if dtype == np.uint8:
-        picture = Image.fromarray(labels.astype(np.uint8, copy=False), mode="P")
-        picture.putpalette(class_palette(colours).ravel().tolist())
-        try:
-            picture.save(path, format="PNG")
-        except (OSError, ValueError) as err:
-            raise OSError(f"{path}: could not write this file ({err})") from None
-    elif not cv2.imwrite(str(path), labels.astype(np.uint16)):
-        raise OSError(f"{path}: could not write this file")
+    try:
+        with written_atomically(path) as tmp:
+            if suffix in (".tif", ".tiff"):
+                import tifffile
+
+                tifffile.imwrite(tmp, labels.astype(dtype), photometric="minisblack",
+                                 compression="zlib")
+            elif dtype == np.uint8:
+                picture = Image.fromarray(labels.astype(np.uint8, copy=False), mode="P")
+                picture.putpalette(class_palette(colours).ravel().tolist())
+                picture.save(tmp, format="PNG")
+            else:
+                encoded, data = cv2.imencode(".png", labels.astype(np.uint16))
+                if not encoded:
+                    raise ValueError("OpenCV could not encode the labels as a PNG")
+                tmp.write_bytes(data.tobytes())
+    except (OSError, ValueError) as err:
+        raise OSError(f"{path}: could not write this file ({err})") from None
     return path
 
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import secrets
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from ._atomic import written_atomically
 from ._validation import describe, satisfies
 from ._version import __version__
 from .features import family_from_dict
@@ -114,20 +114,6 @@ def _model_arrays(jungle: Jungle) -> list[tuple[str, np.ndarray]]:
     return arrays
 
 
-def _temporary_file(path: Path) -> Path:
-    """A new empty file beside ``path``, created with mode 0666 less the umask (like any
-    file the user writes, usually 0644), unlike ``tempfile.mkstemp``'s 0600."""
-    folder = path.parent if str(path.parent) else Path(".")
-    for _ in range(100):
-        tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
-        try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            return tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"{folder}: cannot create a temporary file for {path.name}")
-
-
 def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     """Write ``jungle`` to ``path`` atomically: a crash mid-save leaves any previous file
     at ``path`` untouched (the data go to a temporary file that is renamed at the end).
@@ -140,24 +126,16 @@ def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     attributes = {"format": FORMAT, "format_version": version,
                   "library_version": __version__, **_stage_texts(jungle)}
     arrays = _model_arrays(jungle)
-    tmp = _temporary_file(path)
-    try:
-        with h5py.File(tmp, "w", libver=("v108", "v108")) as f:
-            f.attrs.update(attributes)
-            f.attrs["sha256"] = content_digest(attributes, arrays)
-            for where, array in arrays:
-                if "@" in where:  # an auto-context stage's attribute
-                    group, name = where.split("@")
-                    f.require_group(group).attrs[name] = array.tobytes().decode()
-                    continue
-                compress = {"compression": "gzip", "shuffle": True} if array.size > 1 else {}
-                f.create_dataset(where, data=array, fletcher32=True, **compress)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with written_atomically(path) as tmp, h5py.File(tmp, "w", libver=("v108", "v108")) as f:
+        f.attrs.update(attributes)
+        f.attrs["sha256"] = content_digest(attributes, arrays)
+        for where, array in arrays:
+            if "@" in where:  # an auto-context stage's attribute
+                group, name = where.split("@")
+                f.require_group(group).attrs[name] = array.tobytes().decode()
+                continue
+            compress = {"compression": "gzip", "shuffle": True} if array.size > 1 else {}
+            f.create_dataset(where, data=array, fletcher32=True, **compress)
     return path
 
 

@@ -1,4 +1,6 @@
 """Image files in, label files out: strict reading, palette label PNGs."""
+from pathlib import Path
+
 import cv2
 import numpy as np
 import pytest
@@ -6,7 +8,13 @@ import tifffile
 from PIL import Image
 
 from jungleseg import ColourFeatures, DepthFeatures
-from jungleseg.imageio import class_palette, image_files, read_image, write_labels
+from jungleseg.imageio import (
+    class_palette,
+    image_files,
+    read_image,
+    read_labels,
+    write_labels,
+)
 
 
 @pytest.fixture
@@ -80,3 +88,29 @@ def test_label_pngs_are_palette_images_of_the_class_values(tmp_path):
     assert back.dtype == np.uint16 and back.tolist() == [[0, 300]]
     with pytest.raises(OSError, match="could not write"):
         write_labels(tmp_path / "missing" / "l.png", labels)
+
+
+@pytest.mark.parametrize("name", ["l.png", "w.png", "v.tif"])
+def test_an_interrupted_label_write_leaves_the_previous_file(tmp_path, monkeypatch, name):
+    labels = {"l.png": np.ones((4, 5), np.uint8), "w.png": np.full((4, 5), 300),
+              "v.tif": np.ones((2, 4, 5), np.uint8)}[name]
+    target = write_labels(tmp_path / name, labels)
+    before = target.read_bytes()
+
+    def half_written(path, *args, **kwargs):
+        with open(path, "wb") as f:
+            f.write(before[:10])
+        raise KeyboardInterrupt
+
+    if name == "l.png":
+        monkeypatch.setattr(Image.Image, "save", lambda self, path, **kw: half_written(path))
+    elif name == "w.png":
+        monkeypatch.setattr(Path, "write_bytes", half_written)
+    else:
+        monkeypatch.setattr(tifffile, "imwrite", half_written)
+    with pytest.raises(KeyboardInterrupt):
+        write_labels(target, labels * 2)
+    assert target.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [name]  # no temporary file left
+    monkeypatch.undo()
+    np.testing.assert_array_equal(read_labels(write_labels(target, labels * 2)), labels * 2)

@@ -27,6 +27,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .._atomic import written_atomically
 from ..io import features_dict
 from ._command import run_export
 from ._csource import header, source
@@ -136,14 +137,8 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
 
 
 def _write_atomically(path: Path, text: str) -> str:
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with written_atomically(path) as temporary:
+        temporary.write_text(text)
     return str(path)
 
 

@@ -12,6 +12,7 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
     volumes, or zarr, written chunk by chunk); ``tile`` None picks tiles by the memory
     budget ``max_memory`` (:func:`jungleseg.segmentation.auto_tile`). Returns the pixels
     segmented."""
+    from .._atomic import written_atomically
     from ..imageio import open_label_array, read_image, write_labels
     from ._context import input_stage
     from ._segment import auto_tile, label_dtype, segment, segment_to
@@ -34,5 +35,7 @@ def segment_file(jungle, path: Path, target: Path, tile=None, smoothing: int | N
         segment_to(jungle, image, labels, proba, tile, smoothing)
     write_labels(target, labels, colours)
     if probabilities:
-        np.save(Path(target).with_name(f"{Path(target).stem}_proba.npy"), proba)
+        where = Path(target).with_name(f"{Path(target).stem}_proba.npy")
+        with written_atomically(where) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, proba)
     return int(labels.size)
