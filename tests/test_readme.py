@@ -1,6 +1,7 @@
 """The README works as written: every Python code block runs (on the synthetic data it
 makes), the quick start works on a fresh clone in a fresh virtual environment (slow), and
 ``.ci/run`` runs its test command verbatim."""
+import json
 import os
 import re
 import subprocess
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from jungleseg.cli._commands import DEMO_EXPECTED
 from tests.cli.test_run import check_the_base_install
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,12 +53,26 @@ def test_quick_start_on_a_fresh_clone(tmp_path, data_root):
     assert demo.returncode == 0, demo.stderr[-3000:]
     assert "test mean Jaccard" in demo.stdout and "a good result" in demo.stdout
     assert (clone / "jungleseg-demo/examples.png").stat().st_size > 10000
+    scores = json.loads((clone / "jungleseg-demo/scores.json").read_text())
+    for name, expected in DEMO_EXPECTED.items():  # what the README and the demo promise
+        assert abs(scores[name] - expected) < 0.002, (name, scores[name], expected)
     (tmp_path / "base").mkdir()
     check_the_base_install(clone / ".venv", tmp_path / "base", data_root)
     collect = subprocess.run(["bash", "-c", tests], cwd=clone, capture_output=True, text=True,
                              env={**env, "PYTEST_ADDOPTS": "--collect-only -q"}, timeout=1800)
     assert collect.returncode == 0, (collect.stdout[-3000:], collect.stderr[-3000:])
     assert re.search(r"tests/test_readme.py: \d+", collect.stdout), collect.stdout[-2000:]
+
+
+def test_the_demo_figures_quoted_are_the_demo_s_own():
+    """The scores the README and the getting-started page quote for ``jungleseg demo`` are
+    the ones the demo itself calls a good result (the fresh-clone test checks that the demo
+    scores them)."""
+    quoted = (f"{DEMO_EXPECTED['mean_jaccard']:.3f}",
+              f"{100 * DEMO_EXPECTED['pixel_accuracy']:.1f} %")
+    for page in (REPO / "README.md", REPO / "docs/getting-started.md"):
+        text = " ".join(page.read_text().split())
+        assert all(figure in text for figure in quoted), (page, quoted)
 
 
 def test_the_readme_has_python_blocks():
