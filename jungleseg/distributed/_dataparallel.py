@@ -406,6 +406,7 @@ def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tu
     cluster), the driver's part of :func:`_prepare` for each, and the plan."""
     from ..features._quantise import quantiser_of_samples
     from ..segmentation._context import cheap_pad
+    from ..segmentation._sampling import trained_classes
 
     loaded = [runner.run(s, _load, images[a:b], labels[a:b], estimator, a)
               for s, (a, b) in enumerate(ranges)]
@@ -413,9 +414,7 @@ def _prepared(estimator, images: list, labels: list, runner, ranges: list) -> tu
     family = estimator._family()
     ignore = estimator._never_trained(family)
     values = np.unique(np.concatenate([d["values"] for d in described]))
-    classes = np.array([v for v in values if int(v) not in ignore])
-    if classes.size < 2:
-        raise ValueError(f"need labels of at least two classes, found {classes.tolist()}")
+    classes = trained_classes(values, ignore)
     shapes = [shape for d in described for shape in d["shapes"]]
     plan = {"units": described[0]["units"], "classes": classes, "ignore": tuple(ignore),
             "seed": estimator._seed(), "n_images": len(images),

@@ -100,6 +100,28 @@ def label_values(label: np.ndarray) -> np.ndarray:
     return values
 
 
+def trained_classes(values: np.ndarray, ignore) -> np.ndarray:
+    """The label values training learns: the distinct ``values`` of every label image less
+    the never-trained ones (``ignore``). Raises ValueError when fewer than two are left,
+    naming the values set aside as unlabelled, the usual cause (a 0/1 mask under a preset
+    where 0 means unpainted).
+
+    Examples
+    --------
+    >>> trained_classes(np.array([0, 1, 2]), ignore={0}).tolist()
+    [1, 2]
+    """
+    classes = np.array([v for v in values if int(v) not in ignore])
+    if classes.size < 2:
+        unlabelled = [int(v) for v in values if int(v) in ignore]
+        hint = (f"; label value {unlabelled} means unlabelled here and is never trained on: "
+                "number the classes from 1, or train with ignore=() (command line: --set "
+                "sampling.ignore=[])" if unlabelled else "")
+        raise ValueError(f"need labels of at least two classes, found {classes.tolist()}"
+                         f"{hint}")
+    return classes
+
+
 def trainable_boxes(images: Sequence[ArrayLike], labels: Sequence[ArrayLike],
                     classes: ArrayLike) -> list[tuple[int, int]]:
     """(H, W) of the box around each 2-D image's nonzero pixels and its pixels labelled

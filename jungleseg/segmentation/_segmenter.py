@@ -18,7 +18,13 @@ from ..jungle._entries import by_image, every_sample
 from ..jungle._grow import Progress
 from ._context import cheap_pad, fit_chain, image_shapes
 from ._input import training_values
-from ._sampling import STRATEGIES, crop_to_nonzero, label_values, sample_pixels
+from ._sampling import (
+    STRATEGIES,
+    crop_to_nonzero,
+    label_values,
+    sample_pixels,
+    trained_classes,
+)
 from ._segment import SEGMENTATION_CONSTRAINTS, segment
 
 
@@ -255,9 +261,7 @@ class JungleSegmenter(JungleBase):
         images, input_values = training_values(images, family)
         ignore = self._never_trained(family)
         values = np.unique(np.concatenate([label_values(lab) for lab in labels]))
-        classes = np.array([v for v in values if int(v) not in ignore])
-        if classes.size < 2:
-            raise ValueError(f"need labels of at least two classes, found {classes.tolist()}")
+        classes = trained_classes(values, ignore)
         self.classes_ = classes
         seed = self._seed()
         params = self._grow_params(len(classes), int(self.n_candidate_features), seed)

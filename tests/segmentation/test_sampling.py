@@ -103,3 +103,14 @@ def test_trainable_boxes_bound_every_crop_and_equal_it_when_every_pixel_is_sampl
             assert crop.shape[0] <= box[0] and crop.shape[1] <= box[1]
     ignored = [np.where(lab == 255, 0, lab) for lab in labels]
     assert trainable_boxes(images, ignored, [1, 3]) == boxes  # 255 never widened a box
+
+
+def test_trained_classes_say_when_the_unlabelled_value_left_one_class():
+    from jungleseg.segmentation._sampling import trained_classes
+
+    assert trained_classes(np.array([0, 1, 2, 255]), {0, 255}).tolist() == [1, 2]
+    with pytest.raises(ValueError, match=r"found \[1\]; label value \[0\] means unlabelled.*"
+                                         r"sampling\.ignore=\[\]"):
+        trained_classes(np.array([0, 1]), {0})
+    with pytest.raises(ValueError, match=r"found \[3\]$"):  # nothing set aside: no hint
+        trained_classes(np.array([3]), {0})
