@@ -17,7 +17,9 @@ Both objectives are concave and positively homogeneous, hence superadditive:
 by increasing tree cost and stops once ``g(A) + g(B) + tree_cost`` (a lower bound of
 the cost with the children's other contents A, B) reaches the best found; it never
 scans invalid candidates, nor a threshold that leaves the same samples left as the one
-before it (:func:`scan_order`). A branch
+before it (:func:`scan_order`). A long scan computes the costs of every candidate it
+may still reach at once, in memory order, rather than one at a time as it reaches them,
+with the same arithmetic, so the same choices. A branch
 step skips an edge whose child costs no more with it than without it plus its own
 cost, since no other child can do better than that. Steps whose inputs have not
 changed since they last changed nothing are skipped as well (see ``lsearch``).
@@ -27,10 +29,14 @@ from numba import njit
 
 from .._rng import next_below
 from ._criterion import g_of, phi
+from ._radix import argsort_float64
 
 # A move must gain more than this fraction of the costs it compares: rounding cannot
 # then make two equivalent states each look better than the other (a move cycle).
 _REL_GAIN = 1e-12
+#: A split step computes the costs of the first candidates it scans one by one, and those
+#: of every candidate it may still reach at once when its scan goes on past them.
+_ONE_BY_ONE = 4
 
 
 @njit(cache=True)
@@ -78,14 +84,24 @@ def _move(H, nH, S, f, j, x, w, sign, supp, ns, phi_table, criterion):
 
 @njit(cache=True)
 def _best_child(H, nH, S, f, x, w, supp, ns, skip, phi_table, criterion):
-    """Child that adding ``x`` raises the cost least (excluding ``skip``), and that rise."""
+    """Child that adding ``x`` raises the cost least (excluding ``skip``), and that rise.
+
+    Each child's ``S`` after the addition (:func:`_s_after`) is summed class by class over
+    all children at once: the same terms in the same order per child, independent across
+    children, so the processor overlaps them."""
+    m = H.shape[0]
+    s = S.copy()
+    for q in range(ns):
+        c = supp[q]
+        xc = x[c]
+        for j in range(m):
+            s[j] += phi(H[j, c] + xc, phi_table, criterion) - phi(H[j, c], phi_table, criterion)
     best = np.inf
     best_j = -1
-    for j in range(H.shape[0]):
+    for j in range(m):
         if j == skip:
             continue
-        d = g_of(nH[j] + w, _s_after(H, S, j, x, 1, supp, ns, phi_table, criterion),
-                 phi_table, criterion) - f[j]
+        d = g_of(nH[j] + w, s[j], phi_table, criterion) - f[j]
         if d < best:
             best = d
             best_j = j
@@ -93,19 +109,30 @@ def _best_child(H, nH, S, f, x, w, supp, ns, skip, phi_table, criterion):
 
 
 @njit(cache=True)
-def _split_cost(i, kk, tt, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP, sp, ns, L, H,
-                phi_table, criterion):
-    """Cost of children a and b if parent i used candidate (kk, tt); inf if invalid."""
-    w = wl[i, kk, tt]
-    s1 = rest_a
-    s2 = rest_b
+def _candidate_costs(i, kk, t_lo, t_hi, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP, sp,
+                     ns, L, H, phi_table, criterion, s1, s2, costs):
+    """Cost of children a and b if parent i used candidate kk with threshold t, for each t
+    in ``t_lo:t_hi`` (``costs[kk * T + t]``; meaningless for the thresholds a scan leaves
+    out, :func:`scan_order`, which are never read).
+
+    Class by class over the thresholds at once: each threshold's sums add the same terms
+    in the same order as one threshold alone would, and the thresholds' sums are
+    independent, so the processor overlaps them. ``s1`` and ``s2`` are scratch of T."""
+    n_t = wl.shape[2]
+    s1[t_lo:t_hi] = rest_a
+    s2[t_lo:t_hi] = rest_b
     for q in range(ns):
         c = sp[q]
-        lc = table[i, kk, tt, c]
-        s1 += phi(H[a, c] - L[i, c] + lc, phi_table, criterion)
-        s2 += phi(H[b, c] - (P[i, c] - L[i, c]) + P[i, c] - lc, phi_table, criterion)
-    return g_of(n_a + w, s1, phi_table, criterion) + g_of(n_b + wP[i] - w, s2, phi_table,
-                                                         criterion)
+        base_a = H[a, c] - L[i, c]  # child a without parent i's left side
+        base_b = H[b, c] + L[i, c]  # child b with all of parent i
+        for tt in range(t_lo, t_hi):
+            lc = table[i, kk, tt, c]
+            s1[tt] += phi(base_a + lc, phi_table, criterion)
+            s2[tt] += phi(base_b - lc, phi_table, criterion)
+    for tt in range(t_lo, t_hi):
+        w = wl[i, kk, tt]
+        costs[kk * n_t + tt] = g_of(n_a + w, s1[tt], phi_table, criterion) + g_of(
+            n_b + wP[i] - w, s2[tt], phi_table, criterion)
 
 
 @njit(cache=True)
@@ -137,19 +164,37 @@ def split_step(i, table, wl, tree_cost, cand_order, n_scan, P, wP, supp, nsupp, 
         s_a += phi(H[a, c] - L[i, c], phi_table, criterion)
         s_b += phi(H[b, c] - (P[i, c] - L[i, c]), phi_table, criterion)
     bound = g_of(n_a, s_a, phi_table, criterion) + g_of(n_b, s_b, phi_table, criterion)
+    n_k, n_t = wl.shape[1], wl.shape[2]
+    costs = np.empty(n_k * n_t)
+    s1 = np.empty(n_t)
+    s2 = np.empty(n_t)
     best_k = k[i]
     best_t = t[i]
-    best = _split_cost(i, best_k, best_t, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP,
-                       sp, ns, L, H, phi_table, criterion)
-    n_t = wl.shape[2]
+    _candidate_costs(i, best_k, best_t, best_t + 1, a, b, rest_a, rest_b, n_a, n_b, table, wl,
+                     P, wP, sp, ns, L, H, phi_table, criterion, s1, s2, costs)
+    best = costs[best_k * n_t + best_t]
     for q in range(n_scan[i]):
         idx = cand_order[i, q]
         kk = idx // n_t
         tt = idx % n_t
         if not bound + tree_cost[i, kk, tt] < best:
             break  # sorted: no later candidate can do better
-        cost = _split_cost(i, kk, tt, a, b, rest_a, rest_b, n_a, n_b, table, wl, P, wP,
-                           sp, ns, L, H, phi_table, criterion)
+        if q < _ONE_BY_ONE:
+            _candidate_costs(i, kk, tt, tt + 1, a, b, rest_a, rest_b, n_a, n_b, table, wl, P,
+                             wP, sp, ns, L, H, phi_table, criterion, s1, s2, costs)
+        elif q == _ONE_BY_ONE:
+            # A long scan: the rest of it can reach only candidates with bound + tree cost
+            # < best (best only falls), whose costs are computed now, all thresholds at
+            # once, in memory order through the parent's table.
+            for k2 in range(n_k):
+                reached = False
+                for t2 in range(n_t):
+                    reached |= bound + tree_cost[i, k2, t2] < best
+                if reached:
+                    _candidate_costs(i, k2, 0, n_t, a, b, rest_a, rest_b, n_a, n_b, table,
+                                     wl, P, wP, sp, ns, L, H, phi_table, criterion, s1, s2,
+                                     costs)
+        cost = costs[idx]
         if cost < best - _REL_GAIN * (1.0 + abs(best)):
             best = cost
             best_k = kk
@@ -202,7 +247,7 @@ def branch_step(i, side, P, wP, supp, nsupp, wl, k, t, l, r, L, H, nH, S, f,
 
 
 @njit(cache=True)
-def scan_order(tree_cost, wl, order, values, index):
+def scan_order(tree_cost, wl, order, values, index, sort_scratch):
     """The candidates (``k * T + t``) a split step of one parent scans, by increasing tree
     cost, equal costs in index order (a stable sort): ``order[:n]``; returns n.
 
@@ -211,7 +256,8 @@ def scan_order(tree_cost, wl, order, values, index):
     candidate. No sample lies between the two, so their left histograms, tree costs and
     split costs are equal, and the first of them is scanned before it (on few distinct
     values, most thresholds are such repeats). ``values`` and ``index`` are scratch as
-    long as ``order``."""
+    long as ``order``; ``sort_scratch``: (rank, keys, spare keys, spare rank, counts), the
+    work arrays of :func:`._radix.argsort_float64` and its result."""
     n_t = wl.shape[1]
     n = 0
     for kk in range(wl.shape[0]):
@@ -222,7 +268,8 @@ def scan_order(tree_cost, wl, order, values, index):
             index[n] = kk * n_t + tt
             values[n] = cost
             n += 1
-    rank = np.argsort(values[:n], kind="mergesort")
+    rank, keys, spare_keys, spare, counts = sort_scratch
+    argsort_float64(values[:n], rank, keys, spare_keys, spare, counts)
     for q in range(n):
         order[q] = index[rank[q]]
     return n
@@ -237,8 +284,11 @@ def scan_orders(tree_cost, wl):
     n_scan = np.empty(n, np.int64)
     values = np.empty(n_k * n_t)
     index = np.empty(n_k * n_t, np.int64)
+    sort_scratch = (np.empty(n_k * n_t, np.int64), np.empty(n_k * n_t, np.uint64),
+                    np.empty(n_k * n_t, np.uint64), np.empty(n_k * n_t, np.int64),
+                    np.empty(256, np.int64))
     for i in range(n):
-        n_scan[i] = scan_order(tree_cost[i], wl[i], order[i], values, index)
+        n_scan[i] = scan_order(tree_cost[i], wl[i], order[i], values, index, sort_scratch)
     return order, n_scan
 
 

@@ -1,9 +1,9 @@
 """The trainer's sorts: float32 subsamples (radix) and drawn thresholds (insertion), in
-place, against NumPy."""
+place, and LSearch's stable float64 argsort, against NumPy."""
 import numpy as np
 import pytest
 
-from jungleseg.jungle._radix import insertion_sort, sort_float32
+from jungleseg.jungle._radix import _RADIX_FROM, argsort_float64, insertion_sort, sort_float32
 
 
 def _cases(rng, dtype):
@@ -37,3 +37,27 @@ def test_insertion_sort_of_drawn_thresholds_equals_numpy(seed):
         got = values.copy()
         insertion_sort(got)
         np.testing.assert_array_equal(got, np.sort(values))
+
+
+def _float64_cases(rng):
+    for n in (_RADIX_FROM - 1, _RADIX_FROM, 4000):  # NumPy's merge sort below, radix above
+        yield rng.uniform(1e3, 5e4, n)
+        yield rng.integers(0, 20, n) * 1.5  # many ties: kept in index order
+        near = 1e4 + rng.integers(0, 3, n) * 1e-9  # equal high 32 bits, different low ones
+        yield near
+        near[::3] = near[0]
+        yield near
+        yield rng.choice([0.0, -0.0, 1.0, -2.0, 3e-300], n)  # 0 and -0 equal, both signs
+    yield np.full(300, 7.25)  # every pass skipped
+    yield np.empty(0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_argsort_of_float64_costs_equals_numpys_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    for values in _float64_cases(rng):
+        n = values.size
+        order = np.full(n, -1, np.int64)
+        argsort_float64(values, order, np.empty(n, np.uint64), np.empty(n, np.uint64),
+                        np.empty(n, np.int64), np.empty(256, np.int64))
+        np.testing.assert_array_equal(order, np.argsort(values, kind="stable"))
