@@ -137,3 +137,36 @@ def test_quantised_models_save_and_load(tmp_path):
     b, pb = segment(loaded, test)
     np.testing.assert_array_equal(a, b)
     assert pa.tobytes() == pb.tobytes()
+
+
+def numpy_codes(q: Quantiser, values: np.ndarray) -> np.ndarray:
+    """The codes as NumPy computes them step by step (float32 throughout)."""
+    scaled = (values - q.low.reshape((-1,) + (1,) * (values.ndim - 1)))
+    scaled *= q.scale.reshape((-1,) + (1,) * (values.ndim - 1))
+    return np.rint(np.clip(scaled, np.float32(0), np.float32(q.max_code))).astype(q.dtype)
+
+
+@pytest.mark.parametrize("bits", [8, 16])
+@pytest.mark.parametrize("shape", [(3, 7, 9), (2, 4, 5, 6), (2, 11)])
+def test_codes_equal_numpy_s_step_by_step_into_strided_and_float_outputs(bits, shape):
+    rng = np.random.default_rng(bits)
+    q = affine_quantiser(rng.normal(0, 1, shape[0]), rng.normal(0, 1, shape[0]) + 3,
+                         dtype=np.uint8 if bits == 8 else np.uint16)
+    values = rng.normal(0, 2, shape).astype(np.float32)
+    values.flat[:4] = [1e30, -1e30, np.float32(q.low[0]), -0.0]
+    expected = numpy_codes(q, values)
+    np.testing.assert_array_equal(q.codes(values), expected)
+    padded = np.zeros(shape[:-1] + (shape[-1] + 3,), q.dtype)  # a strided view, as a store's
+    q.codes_into(values, padded[..., 1:-2])
+    np.testing.assert_array_equal(padded[..., 1:-2], expected)
+    assert not padded[..., 0].any() and not padded[..., -2:].any()
+    in_place = values.copy()  # float32 codes in place, as auto-context stages make them
+    q.codes_into(in_place, in_place)
+    np.testing.assert_array_equal(in_place, expected.astype(np.float32))
+
+
+def test_codes_round_half_steps_to_even():
+    q = affine_quantiser([0.0], [255.0])  # scale 1: halves stay exact
+    halves = np.array([[0.5, 1.5, 2.5, 3.5, 254.5]], np.float32)
+    np.testing.assert_array_equal(q.codes(halves), [[0, 2, 2, 4, 254]])
+    np.testing.assert_array_equal(q.codes(halves), numpy_codes(q, halves))
