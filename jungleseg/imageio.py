@@ -281,6 +281,15 @@ def class_palette(colours: dict | None = None) -> np.ndarray:
     return palette
 
 
+def _colours_in(picture: np.ndarray, most: int = 6) -> str:
+    """The distinct RGB colours of a colour picture, for an error message: the first
+    ``most`` as ``#rrggbb``, and how many there are in all."""
+    rgb = picture[..., :3].astype(np.uint32)
+    packed = np.unique((rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2])
+    listed = ", ".join(f"#{int(c):06x}" for c in packed[:most])
+    return f"colours {listed}" + (f", ... {packed.size} in all" if packed.size > most else "")
+
+
 def read_labels(path: str | os.PathLike) -> np.ndarray:
     """One label file as an integer array of class values: (H, W) label images or (D, H,
     W) label volumes, from PNG (grey, 16-bit or palette: the palette indices are the
@@ -304,8 +313,10 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
     else:
         labels = np.asarray(read_image(path))
     if labels.ndim == 3 and labels.shape[2] in (3, 4) and suffix == ".png":
-        raise ValueError(f"{path}: a colour picture; a label file holds one class value per "
-                         "pixel (grey or palette PNG, values 0, 1, 2...)")
+        raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label file "
+                         "holds one class value per pixel (grey or palette PNG, values 0, 1, "
+                         "2...): convert each colour to its class value (own-data guide, "
+                         "'Colour-coded labels')")
     if labels.dtype.kind not in "uib":
         raise ValueError(f"{path}: {labels.dtype} values; labels must be whole class values "
                          "(an integer type)")

@@ -114,3 +114,17 @@ def test_an_interrupted_label_write_leaves_the_previous_file(tmp_path, monkeypat
     assert [p.name for p in tmp_path.iterdir()] == [name]  # no temporary file left
     monkeypatch.undo()
     np.testing.assert_array_equal(read_labels(write_labels(target, labels * 2)), labels * 2)
+
+
+def test_a_colour_coded_label_png_is_an_error_listing_its_colours(tmp_path):
+    mask = np.zeros((4, 9, 3), np.uint8)
+    mask[:, 3:6] = (255, 0, 0)
+    mask[:, 6:] = (0, 128, 255)
+    Image.fromarray(mask).save(tmp_path / "two.png")
+    with pytest.raises(ValueError, match=r"two.png: a colour picture \(colours #000000, "
+                                         r"#0080ff, #ff0000\); .*'Colour-coded labels'"):
+        read_labels(tmp_path / "two.png")
+    many = np.arange(10 * 3, dtype=np.uint8).reshape(1, 10, 3)
+    Image.fromarray(many).save(tmp_path / "many.png")
+    with pytest.raises(ValueError, match=r"#0c0d0e, #0f1011, \.\.\. 10 in all\)"):
+        read_labels(tmp_path / "many.png")
