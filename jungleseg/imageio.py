@@ -315,7 +315,7 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
     if labels.ndim == 3 and labels.shape[2] in (3, 4) and suffix == ".png":
         raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label file "
                          "holds one class value per pixel (grey or palette PNG, values 0, 1, "
-                         "2...): convert each colour to its class value (own-data guide, "
+                         "2...): convert each colour to its class value (docs/guide/own-data.md, "
                          "'Colour-coded labels')")
     if labels.dtype.kind not in "uib":
         raise ValueError(f"{path}: {labels.dtype} values; labels must be whole class values "
