@@ -334,13 +334,22 @@ def _stop(ahead, folder) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+#: The process compiling ahead for each store type, kept so that the trainings that follow
+#: in this process (a napari session's, one per stroke) wait for it rather than start one
+#: each: a kernel that training never calls (the level search, where DAGs never merge)
+#: is not cached until that process ends.
+_RUNNING: dict = {}
+
+
 def compile_ahead(store: tuple, params, tabular: bool = False):
     """Start a process compiling the :data:`AHEAD` kernels (with ``tabular``, a training
     on bin codes: :data:`TABULAR_AHEAD`) for this store's types (the
     level search only if the DAGs of these ``GrowParams`` may merge), if some are not in
     the cache and this is not itself a worker process of a pool; returns it
     (an :class:`_Ahead`, stopped when this process exits), or None when there is
-    nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``.
+    nothing to compile, or ``JUNGLESEG_COMPILE_AHEAD=0``. While that process runs,
+    later trainings in this process that need no other kernels get it back instead of
+    starting another.
 
     A new interpreter (``python -c``), not :mod:`multiprocessing`: its spawn would
     import the caller's main script again, which a script without an
@@ -366,11 +375,16 @@ def compile_ahead(store: tuple, params, tabular: bool = False):
                if (may_merge or key != _LEVEL_SEARCH) and not _compiled(*key)]
     if not kernels:
         return None
+    store_type = numba.typeof(store)
+    running = _RUNNING.get(store_type)
+    if running is not None and running.poll() is None and set(kernels) <= set(running.kernels):
+        return running  # an earlier training's process is still at it: its waits stand
     folder = tempfile.mkdtemp(prefix="jungleseg-compile-")
     try:
-        ahead = _Ahead(kernels, numba.typeof(store), folder)
+        ahead = _Ahead(kernels, store_type, folder)
     except (OSError, ValueError, TypeError):  # no interpreter to start: compile here
         return None
+    _RUNNING[store_type] = ahead
     atexit.register(_stop, ahead, folder)
     for i, key in enumerate(kernels):
         _wait_then_compile(_kernel(*key), Path(folder) / f"{i}.done", ahead, i)

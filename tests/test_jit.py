@@ -160,6 +160,32 @@ def test_compile_ahead_starts_nothing_when_compiled_or_turned_off(monkeypatch):
     assert _jit.compile_ahead((), params) is None
 
 
+def test_trainings_in_one_process_share_the_process_compiling_ahead(monkeypatch):
+    """A training while an earlier one's compiling process still runs gets that process
+    back rather than start another (a napari session trains at every stroke); once it
+    has ended, the next training starts a new one."""
+    from jungleseg.jungle._grow import GrowParams
+
+    started = []
+
+    def start(self, todo, lower):
+        started.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        return started[-1]
+
+    monkeypatch.setattr(_jit._Ahead, "_start", start)
+    monkeypatch.setattr(_jit, "_RUNNING", {})
+    monkeypatch.setattr(_jit, "_compiled", lambda module, name: False)
+    params = GrowParams(n_classes=2, max_width=4, max_depth=6)
+    try:
+        first = _jit.compile_ahead((), params)
+        assert _jit.compile_ahead((), params) is first and len(started) == 1
+        _jit._kill(first.process)
+        assert _jit.compile_ahead((), params) is not first and len(started) == 2
+    finally:
+        for process in started:
+            _jit._kill(process)
+
+
 def test_a_kernel_waits_for_the_other_process_then_compiles_as_usual(tmp_path):
     import numba
 
