@@ -22,14 +22,15 @@ import time
 from contextlib import contextmanager
 
 #: The kernels every run of a command calls, as (module, name): if one of them has no
-#: cached machine code for the installed source, the command compiles.
+#: cached machine code for the installed source, the command compiles. Only those every
+#: run calls: a kernel that some runs never call (soft routing's) would stay uncompiled
+#: and have the notice said on every run.
 KERNELS = {
     "train": [("jungleseg.jungle._grow", "_route_worker"),
               ("jungleseg.jungle._grow", "node_histograms"),
               ("jungleseg.jungle._evaluation", "_evaluate_subsamples_worker"),
               ("jungleseg.jungle._tables", "_thresholds_worker")],
-    "segment": [("jungleseg.jungle._predict", "_predict_pixels_worker"),
-                ("jungleseg.jungle._predict", "_hard_pixels_worker")],
+    "segment": [("jungleseg.jungle._predict", "_hard_pixels_worker")],
 }
 #: CPU seconds the compilation of each command's kernels takes on the machine of
 #: ``benchmarks/results/first_run.json`` (an AMD EPYC core): a cold run's CPU time less a

@@ -20,6 +20,32 @@ def test_every_listed_kernel_exists_and_is_a_cached_numba_kernel():
             assert kernel._cache is not None and kernel.targetoptions.get("cache") is not False
 
 
+def test_a_default_training_and_segmentation_call_every_listed_kernel(monkeypatch):
+    """A listed kernel that a run does not call is never compiled by it, and the notice
+    would then be said on every run ("first run only")."""
+    import importlib
+
+    from jungleseg import ColourFeatures, JungleSegmenter
+    from jungleseg.datasets.faces import render_faces
+
+    called = set()
+    for kernels in _jit.KERNELS.values():
+        for module, name in kernels:
+            kernel = getattr(importlib.import_module(module), name)
+
+            def counted(*args, _kernel=kernel, _key=(module, name)):
+                called.add(_key)
+                return _kernel(*args)
+
+            monkeypatch.setattr(importlib.import_module(module), name, counted)
+    images, labels = render_faces(2, seed=0, size=(32, 40))
+    model = JungleSegmenter(ColourFeatures(max_offset=6), n_estimators=1, max_width=2,
+                            max_depth=4, n_candidate_features=8, samples_per_image=300,
+                            random_state=0).fit(images, labels)
+    model.predict(images[0])
+    assert called == {key for kernels in _jit.KERNELS.values() for key in kernels}
+
+
 def test_the_notice_names_the_time_of_what_is_left_to_compile(monkeypatch):
     monkeypatch.setattr(_jit, "_compiled", lambda module, name: "_grow" not in module)
     assert _jit.to_compile("train", "segment") == ["train"]
