@@ -207,14 +207,34 @@ _READERS = {".png": _read_png, ".jpg": _read_jpeg, ".jpeg": _read_jpeg, ".tif": 
             ".tiff": _read_tiff, ".npy": _read_npy, ".zarr": _read_zarr}
 
 
-def read_image(path: str | os.PathLike, family=None, mmap: bool = False) -> np.ndarray:
+def is_stack(family, shape: tuple) -> bool:
+    """Whether an array of ``shape`` is a stack of the 2-D images a 2-D colour ``family``
+    reads: one axis more in front (a z-stack or a time series, segmented slice by slice).
+    For a grey model, (N, H, W) with a last axis of 3 or 4 stays a colour picture, which it
+    refuses.
+
+    >>> from jungleseg import ColourFeatures
+    >>> grey = ColourFeatures(input="grey")
+    >>> is_stack(grey, (30, 256, 256)), is_stack(grey, (256, 256)), is_stack(grey, (256, 256, 3))
+    (True, False, False)
+    """
+    if getattr(family, "spatial_ndim", 3) != 2 or getattr(family, "input", None) is None:
+        return False
+    if family.input == "grey":
+        return len(shape) == 3 and shape[-1] not in (3, 4)
+    return len(shape) == 4
+
+
+def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
+               stacks: bool = False) -> np.ndarray:
     """One image file as an array (RGB order for colour pictures; with ``mmap``, an NPY
     file is memory-mapped and a zarr array stays lazy, so a tiled segmentation reads them
     tile by tile; without, everything is read into memory); with the model's
     feature ``family``, also the checks that its shape suits the model (a grey model
     refuses colour pictures, an RGB model grey ones, a depth model anything but one
-    channel). Raises ValueError naming the file for anything unreadable, damaged or
-    truncated, and FileNotFoundError for a missing one."""
+    channel). With ``stacks``, a stack of the family's 2-D images (:func:`is_stack`) is
+    returned whole, (N, H, W[, C]). Raises ValueError naming the file for anything
+    unreadable, damaged or truncated, and FileNotFoundError for a missing one."""
     from .features import DepthFeatures
 
     path = Path(path)
@@ -233,12 +253,18 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False) -> np.n
         if image.ndim != 2:
             raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")
         return image
-    if image.ndim == 3 and image.shape[2] == 4 and getattr(family, "input", None) == "rgb":
-        image = image[:, :, :3] if isinstance(image, np.ndarray) else np.asarray(image)[..., :3]
-    if getattr(family, "input", None) == "grey" and image.ndim == 3:
+    stack = is_stack(family, image.shape)
+    if stack and not stacks:
+        raise ValueError(f"{path}: a stack of {image.shape[0]} images of "
+                         f"{'x'.join(map(str, image.shape[1:3]))}; this reads one 2-D image "
+                         "(the command line segments and trains on stacks slice by slice)")
+    if (image.ndim == 3 + stack and image.shape[-1] == 4
+            and getattr(family, "input", None) == "rgb"):
+        image = image[..., :3] if isinstance(image, np.ndarray) else np.asarray(image)[..., :3]
+    if getattr(family, "input", None) == "grey" and image.ndim == 3 and not stack:
         raise ValueError(f"{path}: the model reads grey images; this one has "
                          f"{image.shape[2]} channels")
-    if getattr(family, "input", None) == "rgb" and image.ndim != 3:
+    if getattr(family, "input", None) == "rgb" and image.ndim != 3 + stack:
         raise ValueError(f"{path}: the model reads RGB images; this one is grey")
     return image
 

@@ -7,7 +7,7 @@ import pytest
 import tifffile
 from PIL import Image
 
-from jungleseg import ColourFeatures, DepthFeatures
+from jungleseg import ColourFeatures, DepthFeatures, VolumeFeatures
 from jungleseg.imageio import (
     class_palette,
     image_files,
@@ -128,3 +128,23 @@ def test_a_colour_coded_label_png_is_an_error_listing_its_colours(tmp_path):
     Image.fromarray(many).save(tmp_path / "many.png")
     with pytest.raises(ValueError, match=r"#0c0d0e, #0f1011, \.\.\. 10 in all\)"):
         read_labels(tmp_path / "many.png")
+
+
+def test_stacks_of_two_dimensional_images(tmp_path):
+    """A grey z-stack (N, H, W) or an RGB one (N, H, W, 3) is a stack of a 2-D model's
+    images: refused with a message that says so, or read whole when asked; a grey model
+    still refuses a colour picture."""
+    from jungleseg.imageio import is_stack
+
+    grey, rgb = ColourFeatures(input="grey"), ColourFeatures()
+    assert is_stack(grey, (5, 32, 32)) and is_stack(rgb, (5, 32, 32, 3))
+    assert not is_stack(grey, (32, 32, 3)) and not is_stack(rgb, (32, 32, 3))
+    assert not is_stack(VolumeFeatures(), (5, 32, 32))
+    stack = np.arange(5 * 32 * 30, dtype=np.uint16).reshape(5, 32, 30)
+    tifffile.imwrite(tmp_path / "s.tif", stack)
+    with pytest.raises(ValueError, match="s.tif: a stack of 5 images of 32x30"):
+        read_image(tmp_path / "s.tif", grey)
+    np.testing.assert_array_equal(read_image(tmp_path / "s.tif", grey, stacks=True), stack)
+    colour = np.zeros((2, 8, 8, 4), np.uint8)
+    np.save(tmp_path / "c.npy", colour)
+    assert read_image(tmp_path / "c.npy", rgb, stacks=True).shape == (2, 8, 8, 3)  # no alpha

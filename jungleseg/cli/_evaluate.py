@@ -45,7 +45,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         failures.append(problem)
         error(("" if i is None else f"{where} {i}: ") + str(problem).splitlines()[0])
 
-    split, ignore, where = user_split(args, jungle.family, jungle.classes), None, "image"
+    split = user_split(args, jungle.family, jungle.classes, jungle.params.get("ignore", (255,)))
+    ignore, where = None, "image"
     if split is not None:
         ignore = list(jungle.params.get("ignore", (255,)))
     else:

@@ -61,10 +61,11 @@ def with_metadata(estimator, split, dataset: str | None = None):
     return jungle
 
 
-def user_split(args, family, classes=None):
+def user_split(args, family, classes=None, ignore=()):
     """The images and labels of ``--images``/``--labels`` (or ``--data`` holding
-    ``images/`` and ``labels/``), paired by name, or None for a benchmark. When training
-    (``classes`` None), the classes get names and colours (:mod:`._classes`)."""
+    ``images/`` and ``labels/``), paired by name, or None for a benchmark; of a stack of
+    2-D images, its slices with labels outside ``ignore``. When training (``classes``
+    None), the classes get names and colours (:mod:`._classes`)."""
     from ..datasets.folders import load_folders, paired_files, user_folders
     from ._classes import class_names_and_colours
 
@@ -72,7 +73,7 @@ def user_split(args, family, classes=None):
     if folders is None:
         return None
     try:
-        split = load_folders(*folders, family, args.n)
+        split = load_folders(*folders, family, args.n, ignore=ignore)
     except ValueError as err:
         raise ValueError(_with_input_hint(str(err), family)) from None
     if classes is None:
@@ -115,7 +116,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.config}: 'jungleseg train' trains on images; this config is "
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
     estimator = config.estimator()
-    split = user_split(args, estimator._family())
+    split = user_split(args, estimator._family(), ignore=estimator.ignore)
     dataset = None
     if split is None:
         if config.dataset == "napari":

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..imageio import IMAGE_SUFFIXES, ZARR_SUFFIX, read_image, read_labels
+from ..imageio import IMAGE_SUFFIXES, ZARR_SUFFIX, is_stack, read_image, read_labels
 from . import Split
 
 #: Files of class names and colours that a labels folder may hold beside the labels.
@@ -99,16 +99,21 @@ def load_folders(images: str | os.PathLike, labels: str | os.PathLike, family=No
     """The images and label images of two folders (see :func:`paired_files`), read for
     the feature ``family`` (None: any image): 2-D images with (H, W) labels, or with
     :class:`~jungleseg.VolumeFeatures` volumes (TIFF stacks, NPY, zarr) with (D, H, W)
-    labels. With ``classes`` (a model's), every label value must be one of them or in
-    ``ignore``. Raises ValueError naming the file for images and labels whose sizes
-    differ, label values that are not classes, and every error of the readers.
+    labels; a stack of the 2-D images ``family`` reads (:func:`~jungleseg.imageio.is_stack`)
+    with a label stack gives its slices that hold a label outside ``ignore``. With
+    ``classes`` (a model's), every label value must be one of them or in ``ignore``.
+    Raises ValueError naming the file for images and labels whose sizes differ, label
+    values that are not classes, and every error of the readers.
     """
     ndim = getattr(family, "spatial_ndim", 2)
     allowed = None if classes is None else {int(c) for c in classes} | {int(v) for v in ignore}
     split = Split([], [])
     for image_path, label_path in paired_files(images, labels)[:n]:
-        image = read_image(image_path, family)
+        image = read_image(image_path, family, stacks=True)
         label = read_labels(label_path)
+        if is_stack(family, image.shape):
+            _add_slices(split, image, label, image_path, label_path, allowed, ignore)
+            continue
         if image.ndim < ndim or label.ndim != ndim:
             kind = "(D, H, W) volumes" if ndim == 3 else "(H, W) images"
             bad = label_path if image.ndim >= ndim else image_path
@@ -118,15 +123,39 @@ def load_folders(images: str | os.PathLike, labels: str | os.PathLike, family=No
             size = "x".join(map(str, image.shape[:ndim]))
             raise ValueError(f"{label_path}: labels of size {'x'.join(map(str, label.shape))} "
                              f"but the image {image_path.name} is {size}")
-        if allowed is not None:
-            values = np.unique(label)
-            outside = [int(v) for v in values if int(v) not in allowed]
-            if outside:
-                raise ValueError(f"{label_path}: label value {outside[0]} is not a class of "
-                                 f"the model (classes {', '.join(map(str, sorted(classes)))}; "
-                                 f"ignored {', '.join(map(str, sorted(ignore))) or 'none'})")
+        _check_values(label, label_path, allowed, ignore)
         split.images.append(image)
         split.labels.append(label)
+    if not split.labels:
+        raise ValueError(f"{labels}: no labelled slice in its stacks")
     values = np.unique(np.concatenate([np.unique(lab) for lab in split.labels]))
     split.class_names = {int(v): str(int(v)) for v in values}
     return split
+
+
+def _check_values(label: np.ndarray, path: Path, allowed: set | None,
+                  ignore: Sequence[int]) -> None:
+    if allowed is None:
+        return
+    outside = [int(v) for v in np.unique(label) if int(v) not in allowed]
+    if outside:
+        classes = sorted(allowed - {int(v) for v in ignore})
+        raise ValueError(f"{path}: label value {outside[0]} is not a class of the model "
+                         f"(classes {', '.join(map(str, classes))}; ignored "
+                         f"{', '.join(map(str, sorted(ignore))) or 'none'})")
+
+
+def _add_slices(split: Split, stack: np.ndarray, label: np.ndarray, image_path: Path,
+                label_path: Path, allowed: set | None, ignore: Sequence[int]) -> None:
+    """The slices of a stack of 2-D images (:func:`~jungleseg.imageio.is_stack`) that hold
+    a label outside ``ignore``, each as an image of ``split``: a stack painted on a few
+    slices trains on those."""
+    if label.shape != stack.shape[:3]:
+        raise ValueError(f"{label_path}: labels of shape {label.shape} but the stack "
+                         f"{image_path.name} is {'x'.join(map(str, stack.shape[:3]))}")
+    _check_values(label, label_path, allowed, ignore)
+    unlabelled = np.isin(label, np.asarray(list(ignore), label.dtype)) if len(ignore) else \
+        np.zeros(label.shape, bool)
+    for z in np.flatnonzero(~unlabelled.all(axis=(1, 2))):
+        split.images.append(np.ascontiguousarray(stack[z]))
+        split.labels.append(label[z])

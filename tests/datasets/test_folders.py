@@ -159,3 +159,31 @@ def test_volumes_from_folders_to_multipage_tiff(tmp_path):
     labels = tifffile.imread(tmp_path / "seg" / "cells.tif")
     assert labels.shape == volume.shape[:3]
     assert set(np.unique(labels)) <= set(int(c) for c in load_model(model).classes)
+
+
+def test_stacks_of_slices_with_a_two_dimensional_preset(tmp_path):
+    """The `microscopy` preset trains on the painted slices of a z-stack and segments a
+    stack slice by slice into a multipage TIFF, each slice as that slice alone."""
+    from jungleseg import segment
+    from jungleseg.datasets.cells3d import paint_slices, render_cell_volume
+
+    volume, truth = render_cell_volume(shape=(10, 48, 48), seed=0)
+    for part in ("images", "labels"):
+        (tmp_path / part).mkdir()
+    tifffile.imwrite(tmp_path / "images" / "cells.tif", volume)
+    tifffile.imwrite(tmp_path / "labels" / "cells.tif", paint_slices(truth, [2, 7],
+                                                                     fraction=0.1))
+    model = tmp_path / "m.h5"
+    run("train", "microscopy", "--data", tmp_path, "--out", model,
+        "--set", "jungle.n_estimators=2", "jungle.max_depth=5")
+    assert load_model(model).metadata["n_training_images"] == 2  # the painted slices
+    run("segment", model, tmp_path / "images" / "cells.tif", "--out", tmp_path / "seg")
+    assert sorted(p.name for p in (tmp_path / "seg").iterdir()) == ["cells.tif"]
+    labels = tifffile.imread(tmp_path / "seg" / "cells.tif")
+    jungle = load_model(model)
+    for z in (0, 5, 9):
+        np.testing.assert_array_equal(labels[z], segment(jungle, volume[z],
+                                                         probabilities=False)[0])
+    proc = run("evaluate", model, "--data", tmp_path, "--json", tmp_path / "s.json",
+               quiet=False)
+    assert "mean Jaccard" in proc.stdout

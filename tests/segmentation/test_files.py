@@ -74,3 +74,25 @@ def test_tiled_files_hold_their_labels_in_the_smallest_type(model_and_image, tmp
     assert made == [np.uint8]
     assert np.array_equal(read_labels(tmp_path / "a_labels.png"),
                           segment(jungle, image, probabilities=False)[0])
+
+
+@pytest.mark.parametrize("suffix", [".png", ".zarr"])
+def test_a_stack_is_segmented_slice_by_slice(tmp_path, suffix):
+    """A grey stack with a 2-D model: a label stack (TIFF for a .png target, or zarr),
+    each slice as that slice alone, and the probabilities beside."""
+    images, labels = render_faces(3, seed=0, size=(24, 28))
+    grey = np.stack([cv2.cvtColor(im, cv2.COLOR_RGB2GRAY) for im in images])
+    jungle = JungleSegmenter(ColourFeatures(max_offset=4, input="grey"), n_estimators=1,
+                             max_depth=4, samples_per_image=100,
+                             random_state=0).fit(list(grey), list(labels)).jungle_
+    np.save(tmp_path / "stack.npy", grey)
+    target = tmp_path / f"stack{suffix}"
+    assert segment_file(jungle, tmp_path / "stack.npy", target, probabilities=True) == grey.size
+    written = tmp_path / ("stack.tif" if suffix == ".png" else "stack.zarr")
+    assert not (tmp_path / "stack.png").exists()
+    got = np.asarray(read_labels(written))
+    proba = np.load(tmp_path / "stack_proba.npy")
+    for z in range(len(grey)):
+        expected = segment(jungle, grey[z])
+        np.testing.assert_array_equal(got[z], expected[0])
+        np.testing.assert_allclose(proba[z], expected[1])
