@@ -32,6 +32,21 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Environment variables set for the block, then as they were."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def local_cluster(n_workers: int, threads_per_worker: int = 1):
     """A :class:`distributed.Client` of a new LocalCluster of ``n_workers`` spawned worker
     processes; closing the client (``with`` block) closes the cluster too."""
@@ -40,11 +55,15 @@ def local_cluster(n_workers: int, threads_per_worker: int = 1):
     from distributed import Client, LocalCluster
 
     numba_threads = max(1, (_cores() or 1) // (n_workers * threads_per_worker))
-    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}):
+    # NUMBA_NUM_THREADS is in the environment the workers are spawned with, not in the
+    # nanny's ``env``: that is set after the worker has imported the parent's main module
+    # (the ``jungleseg`` command imports Numba), and Numba refuses to compile once its
+    # threads run with a count other than the environment's.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "spawn"}), \
+            _environment(NUMBA_NUM_THREADS=str(numba_threads)):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
                                processes=True, dashboard_address=":0", silence_logs=40,
-                               env={"NUMBA_NUM_THREADS": str(numba_threads),
-                                    "OMP_WAIT_POLICY": "PASSIVE"})
+                               env={"OMP_WAIT_POLICY": "PASSIVE"})
     client = Client(cluster)
     client._jungleseg_cluster = cluster  # closed with the client (see connect)
     return client

@@ -85,3 +85,29 @@ except ImportError as err:
     assert len(lines) == 1 and lines[0].endswith('pip install "jungleseg[distributed]"'), lines
     assert "dask" in lines[0]
 
+
+
+def test_workers_numba_threads_agree_with_their_environment(tmp_path):
+    """A script that imports jungleseg (as the ``jungleseg`` command does) starts a local
+    cluster: each spawned worker imports that script first, so it must find its thread
+    count in the environment it starts with. Numba refuses to compile in a worker whose
+    threads run with a count other than its environment's, and a first data-parallel
+    training there stopped with 'Cannot set NUMBA_NUM_THREADS'."""
+    script = tmp_path / "start.py"
+    script.write_text(
+        "import os\n"
+        "import numba\n"
+        "import jungleseg  # noqa: F401\n"
+        "from jungleseg.distributed._cluster import local_cluster\n\n\n"
+        "def threads():\n"
+        "    return os.environ.get('NUMBA_NUM_THREADS'), numba.config.NUMBA_NUM_THREADS\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    with local_cluster(2) as client:\n"
+        "        print(sorted(set(client.run(threads).values())))\n"
+        "    print(os.environ.get('NUMBA_NUM_THREADS'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         env=env, check=True, timeout=300).stdout.split("\n")
+    expected = str(max(1, (len(os.sched_getaffinity(0)) or 1) // 2))
+    assert out[0] == f"[('{expected}', {expected})]", out
+    assert out[1] == "None"  # this process's environment is as it was
