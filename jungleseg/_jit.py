@@ -250,15 +250,19 @@ class _Ahead:
         self.process = self._start(list(enumerate(kernels)), lower=True)
 
     def _start(self, todo: list, lower: bool):
+        """The process for ``todo``; lowered from its first line when its first kernel is
+        the lowered one, so that importing Numba does not compete with training either."""
         import pickle
         import subprocess
         import sys
 
-        process = subprocess.Popen([sys.executable, "-c", "from jungleseg._jit import "
+        first = lower and bool(todo) and todo[0][1] == _LEVEL_SEARCH
+        nice = f"import os\nif hasattr(os, 'nice'):\n    os.nice({LOWERED})\n" if first else ""
+        process = subprocess.Popen([sys.executable, "-c", f"{nice}from jungleseg._jit import "
                                     f"_compile_from_stdin; _compile_from_stdin({self.folder!r})"],
                                    stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL)
-        process.stdin.write(pickle.dumps((todo, self.store_type, lower)))
+        process.stdin.write(pickle.dumps((todo, self.store_type, lower and not first)))
         process.stdin.close()
         return process
 

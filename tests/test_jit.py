@@ -324,3 +324,23 @@ def test_a_kernel_counts_as_lowered_once_the_process_has_reached_it(monkeypatch,
     assert not ahead.lowered(0) and not ahead.lowered(1)  # still on the first, at full priority
     (tmp_path / "0.done").touch()
     assert ahead.lowered(1) and not ahead.lowered(0)
+
+
+def test_a_process_for_the_lowered_kernel_alone_is_lowered_before_it_imports(tmp_path):
+    """When the level search is all there is to compile ahead, the process runs at the
+    lowered priority from its start: importing Numba (about half a second of CPU) does not
+    compete with training either."""
+    ahead = _jit._Ahead([_jit._LEVEL_SEARCH], None, str(tmp_path))
+    pid = ahead.process.pid
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with open(f"/proc/{pid}/stat") as handle:
+                nice = int(handle.read().rpartition(")")[2].split()[16])
+            if nice:
+                break
+            time.sleep(0.002)
+        assert nice == _jit.LOWERED
+        assert _jit._cpu_seconds(pid) < 0.15  # before its imports (Numba: about 0.4 s)
+    finally:
+        _jit._stop(ahead, tmp_path)
