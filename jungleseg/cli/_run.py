@@ -62,11 +62,16 @@ def say(args, text: str) -> None:
 def budget(args) -> int:
     """Bytes the work may add: ``--max-memory`` (the whole process) less what the process
     holds already, or the default budget (a share of what is still available)."""
-    from .._memory import default_budget, parse_size, resident_memory
+    from .._memory import default_budget, format_size, parse_size, resident_memory
 
     if not getattr(args, "max_memory", None):
         return default_budget()
-    return max(parse_size(args.max_memory) - resident_memory(), 0)
+    limit, held = parse_size(args.max_memory), resident_memory()
+    if limit <= held:
+        raise ValueError(f"--max-memory {args.max_memory} is the whole process's budget, and "
+                         f"it holds {format_size(held)} before any work (Python and the "
+                         "libraries): give more")
+    return limit - held
 
 
 def wants_cluster(args) -> bool:

@@ -321,6 +321,9 @@ def test_memory_budget_refusals_and_tiles(trained, tmp_path):
     from jungleseg._memory import resident_memory
 
     _, data, model = trained
+    line = one_line_error(run("train", REPO / "configs/faces.yaml", "--data", data, "--out",
+                              tmp_path / "m.h5", "--max-memory", "1MB", ok=False))
+    assert line.startswith("jungleseg: error: --max-memory 1MB") and "it holds" in line
 
     def budget(extra_mb):
         return f"{resident_memory() + extra_mb * 1e6:.0f}B"
