@@ -210,8 +210,8 @@ _READERS = {".png": _read_png, ".jpg": _read_jpeg, ".jpeg": _read_jpeg, ".tif": 
 def is_stack(family, shape: tuple) -> bool:
     """Whether an array of ``shape`` is a stack of the 2-D images a 2-D colour ``family``
     reads: one axis more in front (a z-stack or a time series, segmented slice by slice).
-    For a grey model, (N, H, W) with a last axis of 3 or 4 stays a colour picture, which it
-    refuses.
+    For a grey model, (H, W, C) with at most 4 channels stays a picture of channels (a
+    colour picture, or two or three stains), which it refuses.
 
     >>> from jungleseg import ColourFeatures
     >>> grey = ColourFeatures(input="grey")
@@ -221,7 +221,7 @@ def is_stack(family, shape: tuple) -> bool:
     if getattr(family, "spatial_ndim", 3) != 2 or getattr(family, "input", None) is None:
         return False
     if family.input == "grey":
-        return len(shape) == 3 and shape[-1] not in (3, 4)
+        return len(shape) == 3 and shape[-1] > 4
     return len(shape) == 4
 
 

@@ -139,6 +139,7 @@ def test_stacks_of_two_dimensional_images(tmp_path):
     grey, rgb = ColourFeatures(input="grey"), ColourFeatures()
     assert is_stack(grey, (5, 32, 32)) and is_stack(rgb, (5, 32, 32, 3))
     assert not is_stack(grey, (32, 32, 3)) and not is_stack(rgb, (32, 32, 3))
+    assert not is_stack(grey, (32, 32, 2))  # two stains: refused, not 32 slices
     assert not is_stack(VolumeFeatures(), (5, 32, 32))
     stack = np.arange(5 * 32 * 30, dtype=np.uint16).reshape(5, 32, 30)
     tifffile.imwrite(tmp_path / "s.tif", stack)
