@@ -45,11 +45,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         failures.append(problem)
         error(("" if i is None else f"{where} {i}: ") + str(problem).splitlines()[0])
 
-    split = user_split(args, jungle.family, jungle.classes, jungle.params.get("ignore", (255,)))
-    ignore, where = None, "image"
-    if split is not None:
-        ignore = list(jungle.params.get("ignore", (255,)))
-    else:
+    ignore, where = list(jungle.params.get("ignore", (255,))), "image"
+    split = user_split(args, jungle.family, jungle.classes, ignore)
+    if split is None:
+        ignore = None  # the benchmark's own
         dataset = benchmark_of(args, jungle)
         if dataset is None:
             raise ValueError("give --dataset NAME, or your own images and labels: --data DIR "

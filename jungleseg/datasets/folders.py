@@ -154,8 +154,7 @@ def _add_slices(split: Split, stack: np.ndarray, label: np.ndarray, image_path: 
         raise ValueError(f"{label_path}: labels of shape {label.shape} but the stack "
                          f"{image_path.name} is {'x'.join(map(str, stack.shape[:3]))}")
     _check_values(label, label_path, allowed, ignore)
-    unlabelled = np.isin(label, np.asarray(list(ignore), label.dtype)) if len(ignore) else \
-        np.zeros(label.shape, bool)
+    unlabelled = np.isin(label, list(ignore))
     for z in np.flatnonzero(~unlabelled.all(axis=(1, 2))):
         split.images.append(np.ascontiguousarray(stack[z]))
         split.labels.append(label[z])
