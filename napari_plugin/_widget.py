@@ -199,12 +199,15 @@ class JungleWidget(Panel):
 
     def new_scribbles(self):
         """A Labels layer of the input's spatial shape, scale and translate: paint on it
-        lands on the voxels it is drawn over."""
+        lands on the voxels it is drawn over. It is selected, with the brush in hand and
+        class 1 chosen, so the next drag in the canvas paints."""
         inp = self._input()
-        self.scribbles.value = self.viewer.add_labels(
+        layer = self.viewer.add_labels(
             np.zeros(inp.shape, np.uint8), name=f"{self.image.value.name} scribbles",
             scale=inp.scale, translate=inp.translate)
-        return self.scribbles.value
+        layer.mode = "paint"
+        self.scribbles.value = layer
+        return layer
 
     def _watch_scribbles(self, *_):
         if self._watched is not None:
