@@ -347,8 +347,9 @@ class JungleWidget(Panel):
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
         self.train_button.text = "Cancel"
-        self._say("Training on your strokes... (press Cancel to stop)" if not count_slices
-                  else f"Segmenting {name}... (press Cancel to stop)")
+        doing = (f"Segmenting {name}" if count_slices else "Training on your strokes"
+                 if self._channels else "Computing the image's features, then training")
+        self._say(f"{doing}... (press Cancel to stop)")  # features: once per image
         self._worker = create_worker(job, _start_thread=False)
         self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
                                                                   scribble_layer))

@@ -87,9 +87,13 @@ def test_new_scribbles_are_ready_to_paint(viewer_and_widget, finish):
         for coords in np.argwhere(painted & (truth == value)):
             scribbles.paint(tuple(coords), value, refresh=False)
     widget.train_button.native.click()
+    assert widget.status.value.startswith("Computing the image's features, then training")
     finish(widget)
     assert errors == []
     assert np.mean(viewer.layers["texture segmentation"].data == truth) > 0.8
+    widget.train_button.native.click()  # the image's features are kept: training only
+    assert widget.status.value.startswith("Training on your strokes")
+    finish(widget)
 
 
 def test_errors_become_notifications(viewer_and_widget):
