@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from .._workers import thread_map
+from .._workers import bands, thread_map
 
 #: The filters, in the order their channels are written at each scale.
 FILTERS = ("gaussian", "log", "gradient", "dog", "structure", "hessian")
@@ -112,21 +112,15 @@ def separable(image: np.ndarray, taps: Sequence[np.ndarray], out: np.ndarray) ->
         def along_z(band: slice) -> None:  # columns are independent: any band split
             cv2.sepFilter2D(columns[:, band], cv2.CV_32F, np.ones(1, np.float32), tz,
                             dst=across[:, band], borderType=cv2.BORDER_REPLICATE)
-        thread_map(along_z, _bands(columns.shape[1], COLUMN_BAND))
+        thread_map(along_z, bands(columns.shape[1], COLUMN_BAND))
         across = across.reshape(image.shape)
 
     def in_plane(slices: slice) -> None:
         for z in range(*slices.indices(depth)):
             cv2.sepFilter2D(across[z], cv2.CV_32F, tx, ty, dst=out[z],
                             borderType=cv2.BORDER_REPLICATE)
-    thread_map(in_plane, _bands(depth, SLICE_BAND))
+    thread_map(in_plane, bands(depth, SLICE_BAND))
     return out
-
-
-def _bands(n: int, size: int) -> list[slice]:
-    """``range(n)`` cut into slices of ``size``: the work items of a volume's filters,
-    which threads take in turn (the results do not depend on how many)."""
-    return [slice(start, min(start + size, n)) for start in range(0, n, size)]
 
 
 def derivative(image: np.ndarray, sigmas: Sequence[float], orders: Sequence[int],
@@ -156,7 +150,7 @@ def symmetric_eigenvalues(tensor: dict, ndim: int, out: np.ndarray) -> None:
             a, b, c, d, e, f = (tensor[k][z].astype(np.float64) for k in
                                 ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
             out[:, z] = _eigenvalues3(a, b, c, d, e, f)
-    thread_map(slices, _bands(out.shape[1], SLICE_BAND))
+    thread_map(slices, bands(out.shape[1], SLICE_BAND))
 
 
 def _eigenvalues3(a, b, c, d, e, f) -> np.ndarray:
