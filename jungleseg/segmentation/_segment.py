@@ -12,7 +12,7 @@ from .._validation import Integral, Interval, Real, check_params
 from .._workers import ordered_map
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
-from ..jungle._model import PRIOR_POWER
+from ..jungle._model import PRIOR_POWER, checked_jungle
 from ._context import chain_margin, chain_store, input_stage
 from ._input import checked_image
 from ._smoothing import (
@@ -113,6 +113,7 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     image fits, else the largest multiple of 64 pixels that does. To write results of any
     size without holding them, see :func:`segment_to`.
     """
+    jungle = checked_jungle(jungle, "segment")
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if tile == "auto":
@@ -175,6 +176,7 @@ def segment_frames(jungle: Jungle, frames: Iterable[ArrayLike], smoothing: int |
     >>> [found.shape for found, _ in stream]
     [(60, 80), (60, 80), (60, 80)]
     """
+    jungle = checked_jungle(jungle, "segment_frames")
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if jungle.family.spatial_ndim == 3:
@@ -233,10 +235,15 @@ def tile_margin(jungle: Jungle, image, smoothing: int) -> int:
 
 
 def _check_planar(jungle: Jungle, shape: tuple) -> None:
-    """Raise ValueError if a 2-D model is given more axes than its images have."""
+    """Raise ValueError if a 2-D model is given more axes than its images have: a colour
+    picture for a grey or depth model, or a stack."""
     family = input_stage(jungle).family
     axes = 3 if isinstance(family, ColourFeatures) and family.input != "grey" else 2
     grey_channel = axes == 2 and len(shape) == 3 and shape[2] == 1
+    if len(shape) == 3 and axes == 2 and 1 < shape[2] <= 4:  # a picture (is_stack's rule)
+        what = "depth frames" if isinstance(family, DepthFeatures) else "grey images"
+        raise ValueError(f"this model reads {what} (H, W); got an image of {shape[2]} "
+                         f"channels, shape {tuple(shape)}")
     if len(shape) > axes and not grey_channel:
         layout = "(H, W)" if axes == 2 else "(H, W, C)"
         raise ValueError(f"this 2-D model reads {layout} images; got an array of shape "
@@ -374,6 +381,7 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
     that supports slicing. Volume models write (D, H, W) labels in 3-D tiles. The result
     equals :func:`segment`'s.
     """
+    jungle = checked_jungle(jungle, "segment_to")
     smoothing = _checked_smoothing(jungle, smoothing)
     if jungle.family.spatial_ndim == 3:
         segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities))
