@@ -118,6 +118,9 @@ def check_coverage(jungle) -> str:
                           "retrain with soft: 0")
     if isinstance(family, TabularFeatures):
         return "tabular"
+    if not any(np.any(dag.left >= 0) for dag in jungle.dags):
+        raise ExportError("an image model without split nodes is not exported: every DAG is "
+                          "one leaf, so every pixel gets the same class")
     if isinstance(family, DepthFeatures):
         return "depth"
     if isinstance(family, ColourFeatures):

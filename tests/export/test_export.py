@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jungleseg import JungleClassifier, VolumeFeatures
+from jungleseg import ColourFeatures, JungleClassifier, JungleSegmenter, VolumeFeatures
 from jungleseg.export import ExportError, export_c, footprint
 from jungleseg.export._packing import pack_layout
 
@@ -47,6 +47,15 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(jungle, tmp_path, style="unrolled")
     with pytest.raises(ExportError, match="cannot export a str"):
         export_c("model.h5", tmp_path)
+
+
+def test_image_models_without_split_nodes_are_refused(colour_images, tmp_path):
+    images, truths = colour_images
+    stump = JungleSegmenter(ColourFeatures(max_offset=3), n_estimators=2, max_depth=0,
+                            samples_per_image=50, random_state=0).fit(images, truths)
+    with pytest.raises(ExportError, match="^an image model without split nodes is not "
+                                          "exported: every DAG is one leaf"):
+        export_c(stump, tmp_path)
 
 
 def test_inline_style_is_for_tabular_models(kinect, tmp_path):
