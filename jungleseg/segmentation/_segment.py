@@ -114,6 +114,8 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     size without holding them, see :func:`segment_to`.
     """
     jungle = checked_jungle(jungle, "segment")
+    if isinstance(tile, str) and tile != "auto":
+        raise ValueError(f"tile must be a size in pixels, 'auto' or None, got {tile!r}")
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if tile == "auto":

@@ -220,3 +220,12 @@ def test_segment_frames_equals_segment_frame_by_frame_and_names_a_bad_frame():
         next(stream)
     with pytest.raises(ValueError, match="smoothing"):
         segment_frames(jungle, frames, smoothing=-1)  # settings: before any frame is read
+
+
+def test_a_tile_that_is_no_size_is_named():
+    image, labels = textured(np.random.default_rng(0))
+    seg = JungleSegmenter(ColourFeatures(input="grey"), n_estimators=1, max_depth=3,
+                          samples_per_image=100, random_state=0).fit([image], [labels])
+    with pytest.raises(ValueError, match="tile must be a size in pixels, 'auto' or None, got "
+                                         "'big'"):
+        segment(seg.jungle_, image, tile="big")
