@@ -99,8 +99,8 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     Raises
     ------
     ExportError
-        The model cannot be exported (the message says why), or ``name`` is not a C
-        identifier.
+        The model cannot be exported (the message says why), ``name`` is not a C
+        identifier, or ``directory`` is a file.
 
     Examples
     --------
@@ -119,6 +119,8 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     family = jungle.family.to_dict()
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out}: is a file; the C sources go in a folder (made if missing)")
     out.mkdir(parents=True, exist_ok=True)
     texts = {f"{name}.h": header(layout, name), f"{name}.c": source(layout, name, family, sizes)}
     if layout.kind == "colour":

@@ -47,6 +47,9 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(jungle, tmp_path, style="unrolled")
     with pytest.raises(ExportError, match="cannot export a str"):
         export_c("model.h5", tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ExportError, match="file: is a file; the C sources go in a folder"):
+        export_c(jungle, tmp_path / "file")
 
 
 def test_image_models_without_split_nodes_are_refused(colour_images, tmp_path):
