@@ -381,10 +381,12 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
     slice assignment (NumPy arrays, memory maps, zarr arrays), so neither the labels nor
     the probabilities of the whole image need to be in memory; ``image`` may be any array
     that supports slicing. Volume models write (D, H, W) labels in 3-D tiles. The result
-    equals :func:`segment`'s.
+    equals :func:`segment`'s. Outputs of another shape, and a ``labels`` type that cannot
+    hold every class value (:func:`label_dtype` can), are refused with a ValueError.
     """
     jungle = checked_jungle(jungle, "segment_to")
     smoothing = _checked_smoothing(jungle, smoothing)
+    _check_outputs(jungle, np.shape(image), labels, probabilities)
     if jungle.family.spatial_ndim == 3:
         segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities))
         return
@@ -403,6 +405,26 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
             labels[r0:inner[0][1], c0:inner[1][1]] = lab
             if probabilities is not None:
                 probabilities[r0:inner[0][1], c0:inner[1][1]] = pr
+
+
+def _check_outputs(jungle: Jungle, image_shape: tuple, labels, probabilities) -> None:
+    """ValueError unless the output arrays of :func:`segment_to` have the image's shape
+    (and a column per class) and ``labels`` a type that holds every label value: slice
+    assignment would silently wrap class 300 to 44 in a uint8 array."""
+    shape = tuple(image_shape[:jungle.family.spatial_ndim])
+    for name, array, wanted in (("labels", labels, shape),
+                                ("probabilities", probabilities, (*shape, jungle.n_classes))):
+        if array is not None and tuple(np.shape(array)) != wanted:
+            raise ValueError(f"{name} is {tuple(np.shape(array))}; this image needs {wanted}")
+    dtype = np.dtype(getattr(labels, "dtype", np.int64))
+    if dtype.kind not in "iub":
+        return  # floating point holds them all
+    low, high = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    values = [int(v) for v in jungle.classes] + [int(jungle.params.get("background", 0))]
+    wrong = [v for v in values if not low <= v <= high]
+    if wrong:
+        raise ValueError(f"labels is {dtype}, which cannot hold the label value {wrong[0]}: "
+                         f"give a {label_dtype(jungle)} array")
 
 
 def tile_window(jungle: Jungle, image, inner: tuple, smoothing: int) -> tuple:
