@@ -116,7 +116,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
     jungle = jungle_of(model)
     layout = pack_layout(jungle, variant, threshold_bits, style)
-    family = jungle.family.to_dict()
+    family = features_dict(jungle.family)  # with the quantiser of a model of channel codes
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)
     if out.exists() and not out.is_dir():
@@ -124,7 +124,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     out.mkdir(parents=True, exist_ok=True)
     texts = {f"{name}.h": header(layout, name), f"{name}.c": source(layout, name, family, sizes)}
     if layout.kind == "colour":
-        texts[f"{name}_planes.py"] = planes_helper(name, features_dict(jungle.family),
+        texts[f"{name}_planes.py"] = planes_helper(name, family,
                                                    jungle.metadata.get("input_values"))
     files = []
     for filename, text in texts.items():
