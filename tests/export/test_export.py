@@ -41,6 +41,8 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(soft, tmp_path)
     with pytest.raises(ExportError, match="not a C identifier"):
         export_c(jungle, tmp_path, name="1bad")
+    with pytest.raises(ExportError, match="^name 'a{42}' has 42 characters; at most 41, so"):
+        export_c(jungle, tmp_path, name="a" * 42)
     with pytest.raises(ExportError, match="unknown variant"):
         export_c(jungle, tmp_path, variant="double")
     with pytest.raises(ExportError, match="unknown style"):
