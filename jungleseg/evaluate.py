@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 
 from .features import DepthFeatures
 from .jungle import Jungle
+from .jungle._model import checked_jungle
 from .segmentation import segment
 
 _MISSING = object()  # what zip_longest gives for an image one of two sequences lacks
@@ -208,6 +209,7 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     """
     from ._progress import progress_bar
 
+    jungle = checked_jungle(jungle, "evaluate_jungle")
     given, predicted, truth = predicted, [], []
     for i, image in enumerate(progress_bar(images, desc="evaluating", disable=not progress)):
         try:

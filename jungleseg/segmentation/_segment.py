@@ -269,6 +269,7 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster).
     An auto-context model takes a store prepared by its first stage's features."""
+    jungle = checked_jungle(jungle, "segment_prepared")
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     family = input_stage(jungle).family
     family.check_store(store)

@@ -8,9 +8,12 @@ from jungleseg import (
     DepthFeatures,
     JungleClassifier,
     JungleSegmenter,
+    evaluate_jungle,
     segment,
     segment_frames,
+    segment_prepared,
     segment_to,
+    segment_volume,
 )
 from jungleseg.datasets.faces import render_faces
 from jungleseg.segmentation import checked_image
@@ -143,13 +146,18 @@ def test_a_picture_of_the_wrong_kind_is_named(grey_model, faces):
         depth.predict(picture)
 
 
-def test_the_estimator_given_for_its_model_is_named(grey_model):
+def test_the_estimator_given_for_its_model_is_named(grey_model, faces):
     model, grey = grey_model
+    store = model.jungle_.family.prepare([grey[0]])
     calls = {"segment": lambda m: segment(m, grey[0]),
              "segment_frames": lambda m: list(segment_frames(m, grey[:1])),
-             "segment_to": lambda m: segment_to(m, grey[0], np.zeros(grey[0].shape, np.uint8))}
+             "segment_to": lambda m: segment_to(m, grey[0], np.zeros(grey[0].shape, np.uint8)),
+             "segment_prepared": lambda m: segment_prepared(m, store),
+             "evaluate_jungle": lambda m: evaluate_jungle(m, grey[:1], faces[1][:1])}
     for name, call in calls.items():
         with pytest.raises(TypeError, match=f"^{name} takes a model .* JungleSegmenter: pass "
                                             "its jungle_"):
             call(model)
         call(model.jungle_)
+    with pytest.raises(TypeError, match="^segment_volume takes a model"):
+        segment_volume(model, np.stack(grey[:2]))
