@@ -249,8 +249,8 @@ def _check_planar(jungle: Jungle, shape: tuple) -> None:
     if len(shape) > axes and not grey_channel:
         layout = "(H, W)" if axes == 2 else "(H, W, C)"
         raise ValueError(f"this 2-D model reads {layout} images; got an array of shape "
-                         f"{tuple(shape)}: segment a volume slice by slice, or train a "
-                         "volume model (VolumeFeatures)")
+                         f"{tuple(shape)}: segment images, a stack's or a volume's, one by one "
+                         "(segment_frames), or train a volume model (VolumeFeatures)")
 
 
 def _checked_smoothing(jungle: Jungle, smoothing) -> int:

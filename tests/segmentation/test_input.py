@@ -146,6 +146,15 @@ def test_a_picture_of_the_wrong_kind_is_named(grey_model, faces):
         depth.predict(picture)
 
 
+def test_several_images_given_for_one_point_to_segment_frames(rgb_model, faces):
+    """predict takes one image; a list of them (scikit-learn's habit) is refused, saying
+    how to segment several."""
+    with pytest.raises(ValueError, match=r"reads \(H, W, C\) images; got an array of shape "
+                                         r"\(4, 40, 48, 3\): segment images, .* one by one "
+                                         r"\(segment_frames\)"):
+        rgb_model.predict(faces[0])
+
+
 def test_the_estimator_given_for_its_model_is_named(grey_model, faces):
     model, grey = grey_model
     store = model.jungle_.family.prepare([grey[0]])
