@@ -140,4 +140,5 @@ def naming(path: Path, err: BaseException) -> str:
     """The error's first line, starting with the file it concerns."""
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     text = text.removeprefix("image: ")  # segmentation's name for the array
+    text = text.removeprefix(f"{path.resolve()}: ")  # a cluster worker's name for the file
     return text if text.startswith(str(path)) else f"{path}: {text}"

@@ -23,6 +23,8 @@ def test_label_targets(tmp_path):
 def test_naming_puts_the_file_first():
     assert naming(Path("a.png"), ValueError("image: bad\nmore")) == "a.png: bad"
     assert naming(Path("a.png"), ValueError("a.png: truncated")) == "a.png: truncated"
+    worker = ValueError(f"{Path('a.png').resolve()}: truncated")  # tasks get absolute paths
+    assert naming(Path("a.png"), worker) == "a.png: truncated"
 
 
 def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
