@@ -365,9 +365,10 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
                  colours: dict | None = None) -> Path:
     """Write a label image or volume by the suffix of ``path``: ``.png`` a palette PNG
     (values 0..255, colours from :func:`class_palette`) or, for larger values, a 16-bit
-    grey PNG; ``.tif`` a TIFF, multipage for a (D, H, W) volume; ``.zarr`` a zarr array
-    (see :func:`open_label_array`). Raises OSError naming the file when it cannot be
-    written."""
+    grey PNG; ``.tif`` a TIFF, multipage for a (D, H, W) volume, palette as the PNG (so
+    that viewers show classes 1, 2... in colour, not as near-black greys) or 16-bit grey;
+    ``.zarr`` a zarr array (see :func:`open_label_array`). Raises OSError naming the file
+    when it cannot be written."""
     import cv2
     from PIL import Image
 
@@ -388,8 +389,9 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
             if suffix in (".tif", ".tiff"):
                 import tifffile
 
-                tifffile.imwrite(tmp, labels.astype(dtype), photometric="minisblack",
-                                 compression="zlib")
+                colour = {"photometric": "palette", "colormap": class_palette(colours).T
+                          * np.uint16(257)} if dtype == np.uint8 else {"photometric": "minisblack"}
+                tifffile.imwrite(tmp, labels.astype(dtype), compression="zlib", **colour)
             elif dtype == np.uint8:
                 picture = Image.fromarray(labels.astype(np.uint8, copy=False), mode="P")
                 picture.putpalette(class_palette(colours).ravel().tolist())

@@ -90,6 +90,24 @@ def test_label_pngs_are_palette_images_of_the_class_values(tmp_path):
         write_labels(tmp_path / "missing" / "l.png", labels)
 
 
+def test_label_tiffs_are_palette_images_of_the_class_values(tmp_path):
+    """A label volume (or stack) written as TIFF carries the class colours on every page,
+    as a label PNG does, and reads back as the class values; values above 255 stay 16-bit
+    grey."""
+    labels = np.array([[[0, 1], [2, 3]], [[3, 2], [1, 0]], [[1, 1], [2, 2]]], np.uint8)
+    path = write_labels(tmp_path / "v.tif", labels, {"1": [255, 0, 0]})
+    with tifffile.TiffFile(path) as tiff:
+        assert len(tiff.pages) == 3
+        assert all(page.photometric == tifffile.PHOTOMETRIC.PALETTE for page in tiff.pages)
+        assert tiff.pages[2].colormap[:, 1].tolist() == [65535, 0, 0]
+    np.testing.assert_array_equal(read_labels(path), labels)
+    np.testing.assert_array_equal(tifffile.imread(path), labels)  # indices, not colours
+    wide = write_labels(tmp_path / "w.tif", labels.astype(np.uint16) * 300)
+    with tifffile.TiffFile(wide) as tiff:
+        assert tiff.pages[0].photometric == tifffile.PHOTOMETRIC.MINISBLACK
+    np.testing.assert_array_equal(read_labels(wide), labels.astype(np.uint16) * 300)
+
+
 @pytest.mark.parametrize("name", ["l.png", "w.png", "v.tif"])
 def test_an_interrupted_label_write_leaves_the_previous_file(tmp_path, monkeypatch, name):
     labels = {"l.png": np.ones((4, 5), np.uint8), "w.png": np.full((4, 5), 300),
