@@ -319,7 +319,8 @@ def _colours_in(picture: np.ndarray, most: int = 6) -> str:
 def read_labels(path: str | os.PathLike) -> np.ndarray:
     """One label file as an integer array of class values: (H, W) label images or (D, H,
     W) label volumes, from PNG (grey, 16-bit or palette: the palette indices are the
-    values), TIFF, NPY or zarr. Raises ValueError naming the file for anything that is not
+    values; a grey picture saved as RGB or with alpha gives its grey values), TIFF, NPY or
+    zarr. Raises ValueError naming the file for anything that is not
     one whole class value 0..65535 per pixel (colour pictures, JPEG, floats, negative
     values), or unreadable."""
     path = Path(path)
@@ -339,10 +340,13 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
     else:
         labels = np.asarray(read_image(path))
     if labels.ndim == 3 and labels.shape[2] in (3, 4) and suffix == ".png":
-        raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label file "
-                         "holds one class value per pixel (grey or palette PNG, values 0, 1, "
-                         "2...): convert each colour to its class value (docs/guide/own-data.md, "
-                         "'Colour-coded labels')")
+        rgb = labels[..., :3]
+        if not (rgb == rgb[..., :1]).all():
+            raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label "
+                             "file holds one class value per pixel (grey or palette PNG, values "
+                             "0, 1, 2...): convert each colour to its class value "
+                             "(docs/guide/own-data.md, 'Colour-coded labels')")
+        labels = np.ascontiguousarray(rgb[..., 0])  # grey saved as RGB or with alpha
     if labels.dtype.kind not in "uib":
         raise ValueError(f"{path}: {labels.dtype} values; labels must be whole class values "
                          "(an integer type)")

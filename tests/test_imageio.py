@@ -148,6 +148,17 @@ def test_a_colour_coded_label_png_is_an_error_listing_its_colours(tmp_path):
         read_labels(tmp_path / "many.png")
 
 
+@pytest.mark.parametrize("mode", ["LA", "RGB", "RGBA"])
+def test_a_grey_label_png_with_alpha_or_in_rgb_reads_its_grey_values(tmp_path, mode):
+    """Masks exported with an alpha channel, or as RGB, by painting programs are grey
+    pictures, not colour-coded ones: their grey values are the classes."""
+    labels = np.array([[0, 1, 2], [255, 1, 0]], np.uint8)
+    Image.fromarray(labels).convert(mode).save(tmp_path / "m.png")
+    read = read_labels(tmp_path / "m.png")
+    assert read.shape == labels.shape and read.flags.c_contiguous
+    np.testing.assert_array_equal(read, labels)
+
+
 def test_stacks_of_two_dimensional_images(tmp_path):
     """A grey z-stack (N, H, W) or an RGB one (N, H, W, 3) is a stack of a 2-D model's
     images: refused with a message that says so, or read whole when asked; a grey model
