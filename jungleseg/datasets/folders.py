@@ -6,7 +6,8 @@ them.
 Every file is accounted for: a file of a type that cannot be read, two files of one name,
 an image without labels or labels without an image, and an image whose size differs from
 its labels' are each an error naming the file; nothing is skipped. Hidden files (names
-starting with ``.``, such as ``.DS_Store``) are not data and are passed over.
+starting with ``.``, such as ``.DS_Store``) and the files Windows leaves in folders
+(``Thumbs.db``, ``desktop.ini``) are not data and are passed over.
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ from . import Split
 
 #: Files of class names and colours that a labels folder may hold beside the labels.
 CLASS_FILES = ("classes.yaml", "classes.yml", "classes.txt")
+
+#: Files a file manager leaves in folders (Windows' thumbnail cache and folder settings).
+SYSTEM_FILES = ("thumbs.db", "desktop.ini")
 
 #: Suffixes of label files (JPEG is lossy, so not among them).
 LABEL_FILE_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".zarr")
@@ -55,12 +59,13 @@ def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path
         raise ValueError(f"{folder}: no such folder (of {what})")
     found: dict[str, Path] = {}
     for path in sorted(folder.iterdir()):
-        if path.name.startswith(".") or path.name.lower() in CLASS_FILES:
-            continue  # hidden files, and the class names of the command line's --classes
+        if path.name.startswith(".") or path.name.lower() in CLASS_FILES + SYSTEM_FILES:
+            continue  # hidden and system files, and the class names of --classes
         suffix = path.suffix.lower()
         readable = suffix in suffixes and (path.is_dir() == (suffix == ZARR_SUFFIX))
         if not readable:
-            kind = "a folder" if path.is_dir() else f"not {what[:-1]} file"
+            kind = ("a folder" if path.is_dir() else
+                    "not an image file" if what == "images" else "not a label file")
             raise ValueError(f"{path}: {kind}; {what} folders hold only "
                              f"{', '.join(suffixes)} files (move it out)")
         name = path.name[:-len(path.suffix)]

@@ -81,6 +81,17 @@ def test_sixteen_bit_labels_and_jpeg_images(tmp_path):
     assert np.array_equal(read_labels(tmp_path / "labels" / "a.png"), labels)
 
 
+def test_hidden_and_system_files_are_passed_over(user_data, tmp_path):
+    """What file managers leave in a folder (macOS' .DS_Store, Windows' Thumbs.db and
+    desktop.ini) is not data: the folders pair as without it."""
+    data = copy_data(user_data, tmp_path)
+    pairs = paired_files(data / "images", data / "labels")
+    for folder in ("images", "labels"):
+        for name in (".DS_Store", "Thumbs.db", "desktop.ini"):
+            (data / folder / name).write_bytes(b"\0")
+    assert paired_files(data / "images", data / "labels") == pairs
+
+
 def test_user_folders_of_the_command_line(user_data):
     assert user_folders(data=user_data) == (user_data / "images", user_data / "labels")
     assert user_folders(data=user_data / "images") is None
@@ -108,7 +119,8 @@ def test_train_evaluate_segment_on_user_folders(user_data, tmp_path):
      or (d / "labels" / "face0.png").unlink(), "face0.npy: labels of size 4x4"),
     (lambda d: np.save(d / "labels" / "extra.npy", np.zeros((4, 4), np.uint8)),
      "extra.npy: no image named extra"),
-    (lambda d: (d / "images" / "notes.txt").write_text("x"), "notes.txt: not"),
+    (lambda d: (d / "images" / "notes.txt").write_text("x"), "notes.txt: not an image file;"),
+    (lambda d: (d / "labels" / "notes.txt").write_text("x"), "notes.txt: not a label file;"),
 ])
 def test_train_errors_name_the_file(user_data, tmp_path, damage, message):
     data = copy_data(user_data, tmp_path)
