@@ -232,9 +232,10 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
     tile by tile; without, everything is read into memory); with the model's
     feature ``family``, also the checks that its shape suits the model (a grey model
     refuses colour pictures, an RGB model grey ones, a depth model anything but one
-    channel). With ``stacks``, a stack of the family's 2-D images (:func:`is_stack`) is
-    returned whole, (N, H, W[, C]). Raises ValueError naming the file for anything
-    unreadable, damaged or truncated, and FileNotFoundError for a missing one."""
+    channel, a volume model PNG and JPEG pictures). With ``stacks``, a stack of the
+    family's 2-D images (:func:`is_stack`) is returned whole, (N, H, W[, C]). Raises
+    ValueError naming the file for anything unreadable, damaged or truncated, and
+    FileNotFoundError for a missing one."""
     from .features import DepthFeatures
 
     path = Path(path)
@@ -249,6 +250,9 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
     image = reader(path, mmap) if reader is _read_npy else reader(path)
     if zarr and not mmap:
         image = np.asarray(image)
+    if getattr(family, "spatial_ndim", 2) == 3 and reader in (_read_png, _read_jpeg):
+        raise ValueError(f"{path}: a 2-D picture; this volume model reads volumes (TIFF "
+                         "stacks, NPY or zarr)")  # an RGB picture is no (D, H, W) volume
     if isinstance(family, DepthFeatures):
         if image.ndim != 2:
             raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")

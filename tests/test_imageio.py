@@ -159,6 +159,18 @@ def test_a_grey_label_png_with_alpha_or_in_rgb_reads_its_grey_values(tmp_path, m
     np.testing.assert_array_equal(read, labels)
 
 
+def test_a_volume_model_refuses_pictures(tmp_path):
+    """An RGB picture is (H, W, 3), a volume's shape: a volume model refuses PNG and JPEG
+    files rather than segment one as H slices of W x 3 voxels."""
+    picture = np.zeros((16, 20, 3), np.uint8)
+    for name in ("p.png", "p.jpg"):
+        Image.fromarray(picture).save(tmp_path / name)
+        with pytest.raises(ValueError, match=f"{name}: a 2-D picture; this volume model"):
+            read_image(tmp_path / name, VolumeFeatures())
+    tifffile.imwrite(tmp_path / "v.tif", np.zeros((5, 16, 20), np.uint8))
+    assert read_image(tmp_path / "v.tif", VolumeFeatures()).shape == (5, 16, 20)
+
+
 def test_stacks_of_two_dimensional_images(tmp_path):
     """A grey z-stack (N, H, W) or an RGB one (N, H, W, 3) is a stack of a 2-D model's
     images: refused with a message that says so, or read whole when asked; a grey model
