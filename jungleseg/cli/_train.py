@@ -75,7 +75,7 @@ def user_split(args, family, classes=None, ignore=()):
     try:
         split = load_folders(*folders, family, args.n, ignore=ignore)
     except ValueError as err:
-        raise ValueError(_with_input_hint(str(err), family)) from None
+        raise ValueError(_with_input_hint(str(err), family, folders)) from None
     if classes is None:
         values = sorted(split.class_names)
         files = [label for _, label in paired_files(*folders)[:args.n]]
@@ -84,16 +84,22 @@ def user_split(args, family, classes=None, ignore=()):
     return split
 
 
-def _with_input_hint(message: str, family) -> str:
-    """A grey preset given colour pictures: say which setting to change."""
-    wants = getattr(family, "input", None)
-    if wants == "grey" and "grey image" in message:
-        return (f"{message}; this preset reads grey images: for colour pictures add "
-                "--set features.input=rgb")
-    if wants == "rgb" and "RGB image" in message:
-        return (f"{message}; this preset reads RGB pictures: for grey images add "
-                "--set features.input=grey")
-    return message
+def _with_input_hint(message: str, family, folders: tuple[Path, Path]) -> str:
+    """A preset given pictures of the other kind (colour or grey): say which setting to
+    change or, when the images before the one refused were of the preset's kind (a grey
+    picture among colour photos), to convert that one."""
+    from ..datasets.folders import paired_files
+
+    kinds = {"grey": ("grey", "grey images", "colour pictures", "rgb"),
+             "rgb": ("RGB", "RGB pictures", "grey images", "grey")}
+    kind = kinds.get(getattr(family, "input", None))
+    if kind is None or f"model reads {kind[0]} images" not in message:
+        return message
+    name, preset_reads, other, setting = kind
+    if not message.startswith(f"{paired_files(*folders)[0][0]}:"):
+        return f"{message}; the images before it are {name}: save this one as {name} too"
+    return (f"{message}; this preset reads {preset_reads}: for {other} add --set "
+            f"features.input={setting}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:

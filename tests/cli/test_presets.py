@@ -60,6 +60,21 @@ def test_colour_pictures_with_a_grey_preset_get_a_hint(tmp_path):
         "features.input=rgb")
 
 
+def test_a_grey_picture_among_colour_photos_gets_its_own_hint(tmp_path):
+    """One grey JPEG in a folder of colour photos: convert it, not the preset (whose
+    features.input=grey would refuse every other photo)."""
+    import cv2
+
+    data = own_folders(tmp_path / "mine", n=3)
+    grey = cv2.imread(str(data / "images" / "img2.png"), cv2.IMREAD_GRAYSCALE)
+    (data / "images" / "img2.png").unlink()
+    cv2.imwrite(str(data / "images" / "img2.jpg"), grey)
+    line = one_line_error(run("train", "stanford", "--data", data, "--out",
+                              tmp_path / "m.h5", *TINY, ok=False))
+    assert "img2.jpg: the model reads RGB images; this one is grey; the images before it are "\
+        "RGB: save this one as RGB too" in line and "features.input" not in line
+
+
 def test_a_preset_name_wins_over_a_data_folder_of_that_name(tmp_path, monkeypatch):
     """``jungleseg generate faces --out faces`` then ``jungleseg train faces``: the preset."""
     monkeypatch.chdir(tmp_path)
