@@ -42,6 +42,7 @@ def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
         done = run("segment", model, image, "--out", folder / "warm.png", quiet=False)
         warm = done.stdout + done.stderr
     assert "Mpx/s)" in warm and "compiling kernels took" not in warm
+    assert "segmented 1 image (" in warm  # one image, not '1 images'
 
     @contextlib.contextmanager
     def slow_compile():  # as if the kernels took 30 s to compile during the run
