@@ -18,6 +18,10 @@ def test_label_targets(tmp_path):
         label_targets(files, tmp_path / "x.png", ".png")
     with pytest.raises(ValueError, match="labels are written as PNG"):
         label_targets(files[:1], tmp_path / "x.jpg", ".png")
+    with pytest.raises(ValueError, match=r"a.png and a.jpg would both be segmented to "
+                                         r".*dup.a\.png; rename one"):
+        label_targets([Path("a.png"), Path("a.jpg")], tmp_path / "dup", ".png")
+    assert not (tmp_path / "dup").exists()  # refused before anything is made
 
 
 def test_naming_puts_the_file_first():
