@@ -275,12 +275,14 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
 
 def image_files(paths) -> list[Path]:
     """The image files named by ``paths``: files as given, folders' readable images
-    sorted by name. Raises FileNotFoundError for a path that does not exist and
-    ValueError when no image is found."""
+    sorted by name (hidden files passed over, such as the ``._a.jpg`` macOS writes beside
+    ``a.jpg`` on other disks). Raises FileNotFoundError for a path that does not exist
+    and ValueError when no image is found."""
     files = []
     for p in map(Path, paths):
         if p.is_dir() and p.suffix.lower() != ZARR_SUFFIX:
             files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES
+                            and not f.name.startswith(".")
                             and (f.is_dir() if f.suffix.lower() == ZARR_SUFFIX
                                  else f.is_file()))
         elif p.exists():

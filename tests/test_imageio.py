@@ -71,6 +71,7 @@ def test_shape_checks_and_paths(picture, tmp_path):
         read_image(tmp_path / "missing.png")
     with pytest.raises(ValueError, match="no images"):
         image_files([tmp_path / "empty"] if (tmp_path / "empty").mkdir() is None else [])
+    (tmp_path / "._g.png").write_bytes(b"\0\5\26\7")  # macOS' AppleDouble file: hidden
     assert [p.name for p in image_files([tmp_path])] == ["c.npy", "g.png"]
 
 
