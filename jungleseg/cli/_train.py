@@ -107,6 +107,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     images and labels paired by name; save the model."""
     from ..config import parse_overrides
     from ..datasets import load_benchmark
+    from ..datasets.folders import looks_like_instances
     from ._presets import load_named_config
 
     out = writable_file(args.out, "--out")
@@ -123,6 +124,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
     estimator = config.estimator()
     split = user_split(args, estimator._family(), ignore=estimator.ignore)
+    if split is not None and looks_like_instances(split.labels, estimator.ignore):
+        ids = len([v for v in split.class_names if v not in estimator.ignore])
+        warn(f"the labels hold {ids} values, each one region of one image: "
+             "they look like object ids (an instance mask), and training learns a class per "
+             "object. Give each pixel its class instead (for objects on a background: 1 "
+             "where the ids are above 0)")
     dataset = None
     if split is None:
         if config.dataset == "napari":

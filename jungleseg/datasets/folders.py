@@ -26,6 +26,9 @@ CLASS_FILES = ("classes.yaml", "classes.yml", "classes.txt")
 #: Files a file manager leaves in folders (Windows' thumbnail cache and folder settings).
 SYSTEM_FILES = ("thumbs.db", "desktop.ini")
 
+#: Label values, at least this many, each one region of one label image: object ids.
+INSTANCE_VALUES = 16
+
 #: Suffixes of label files (JPEG is lossy, so not among them).
 LABEL_FILE_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".zarr")
 
@@ -163,3 +166,32 @@ def _add_slices(split: Split, stack: np.ndarray, label: np.ndarray, image_path: 
     for z in np.flatnonzero(~unlabelled.all(axis=(1, 2))):
         split.images.append(np.ascontiguousarray(stack[z]))
         split.labels.append(label[z])
+
+
+def looks_like_instances(labels: Sequence[np.ndarray], ignore: Sequence[int] = ()) -> bool:
+    """Whether label images hold object ids (an instance mask, one value per nucleus or
+    cell) rather than classes: at least :data:`INSTANCE_VALUES` values outside ``ignore``,
+    each found in one label image only and there, for nine in ten of them, as one
+    connected region. Training on them would learn a class per object.
+
+    Examples
+    --------
+    >>> ids = np.kron(np.arange(20).reshape(4, 5), np.ones((3, 3), np.uint16))
+    >>> looks_like_instances([ids], ignore=(0,)), looks_like_instances([ids % 2], ignore=(0,))
+    (True, False)
+    """
+    from scipy import ndimage
+
+    image_of: dict[int, int] = {}
+    for k, label in enumerate(labels):
+        for value in np.unique(label):
+            if int(value) not in ignore and image_of.setdefault(int(value), k) != k:
+                return False  # a value in two images: a class
+    if len(image_of) < INSTANCE_VALUES:
+        return False
+    regions = 0
+    for k, label in enumerate(labels):
+        boxes = ndimage.find_objects(label)
+        for value in (v for v, i in image_of.items() if i == k and v > 0):
+            regions += ndimage.label(label[boxes[value - 1]] == value)[1] == 1
+    return regions >= 0.9 * len(image_of)
