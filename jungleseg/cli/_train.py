@@ -87,7 +87,10 @@ def user_split(args, family, classes=None, ignore=()):
 def _with_input_hint(message: str, family, folders: tuple[Path, Path]) -> str:
     """A preset given pictures of the other kind (colour or grey): say which setting to
     change or, when the images before the one refused were of the preset's kind (a grey
-    picture among colour photos), to convert that one."""
+    picture among colour photos), to convert that one. Images of channels other than
+    RGB's three (stains) are read by the napari preset's channels input."""
+    import re
+
     from ..datasets.folders import paired_files
 
     kinds = {"grey": ("grey", "grey images", "colour pictures", "rgb"),
@@ -98,6 +101,11 @@ def _with_input_hint(message: str, family, folders: tuple[Path, Path]) -> str:
     name, preset_reads, other, setting = kind
     if not message.startswith(f"{paired_files(*folders)[0][0]}:"):
         return f"{message}; the images before it are {name}: save this one as {name} too"
+    stains = re.search(r"this one has (\d+) channels", message)
+    if stains and int(stains[1]) != 3:
+        return (f"{message}; for images of {stains[1]} channels train the napari preset "
+                f"with --set features.input=channels features.n_channels={stains[1]} "
+                "features.gradient=false")
     return (f"{message}; this preset reads {preset_reads}: for {other} add --set "
             f"features.input={setting}")
 

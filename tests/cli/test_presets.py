@@ -2,6 +2,7 @@
 saying what it is for."""
 from pathlib import Path
 
+import cv2
 import pytest
 
 from jungleseg.cli._presets import config_path, preset_description, preset_table
@@ -60,11 +61,28 @@ def test_colour_pictures_with_a_grey_preset_get_a_hint(tmp_path):
         "features.input=rgb")
 
 
+def test_images_of_two_stains_get_a_hint_that_trains(tmp_path):
+    """Two channels are neither grey nor RGB: the hint names settings that do train."""
+    import numpy as np
+
+    data = own_folders(tmp_path / "mine", n=2)
+    for image in sorted((data / "images").iterdir()):
+        picture = cv2.imread(str(image))
+        image.unlink()
+        np.save(image.with_suffix(".npy"), picture[..., :2])
+    line = one_line_error(run("train", "microscopy", "--data", data, "--out",
+                              tmp_path / "m.h5", *TINY, ok=False))
+    hint = "train the napari preset with --set "
+    assert "this one has 2 channels; for images of 2 channels " + hint in line
+    settings = line.split(hint)[1].split()
+    assert settings == ["features.input=channels", "features.n_channels=2",
+                        "features.gradient=false"]
+    run("train", "napari", "--data", data, "--out", tmp_path / "m.h5", *TINY, *settings)
+
+
 def test_a_grey_picture_among_colour_photos_gets_its_own_hint(tmp_path):
     """One grey JPEG in a folder of colour photos: convert it, not the preset (whose
     features.input=grey would refuse every other photo)."""
-    import cv2
-
     data = own_folders(tmp_path / "mine", n=3)
     grey = cv2.imread(str(data / "images" / "img2.png"), cv2.IMREAD_GRAYSCALE)
     (data / "images" / "img2.png").unlink()
