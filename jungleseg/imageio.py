@@ -64,11 +64,16 @@ def _read_png(path: Path) -> np.ndarray:
 
 
 def _read_jpeg(path: Path) -> np.ndarray:
+    """A JPEG upright, as its EXIF orientation says (as viewers, annotation tools and
+    OpenCV show a phone's photo), so that labels drawn on it line up."""
+    from PIL import ImageOps
+
     with _pillow_open(path) as picture:
         try:
             picture.load()
         except (OSError, SyntaxError, ValueError) as err:
             raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
+        ImageOps.exif_transpose(picture, in_place=True)
         if picture.mode not in ("L", "RGB"):
             picture = picture.convert("RGB")
         return np.asarray(picture)

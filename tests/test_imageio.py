@@ -58,6 +58,21 @@ def test_truncated_files_are_errors_naming_the_file(picture, tmp_path, suffix):
             read_image(path)
 
 
+def test_a_jpeg_is_read_upright_as_its_exif_orientation_says(tmp_path):
+    """A phone's photo is stored sideways with an EXIF orientation that viewers apply:
+    read as they show it (and as OpenCV reads it), so that labels drawn on it fit."""
+    upright = np.zeros((32, 48, 3), np.uint8)
+    upright[:8, :8] = 255  # a white top-left corner
+    sideways = Image.fromarray(upright).transpose(Image.Transpose.ROTATE_90)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 degrees clockwise to display"
+    sideways.save(tmp_path / "phone.jpg", exif=exif, quality=95)
+    read = read_image(tmp_path / "phone.jpg")
+    assert read.shape == upright.shape
+    assert read[:8, :8].min() > 200 and read[-8:, -8:].max() < 50
+    assert cv2.imread(str(tmp_path / "phone.jpg")).shape == upright.shape  # as OpenCV reads
+
+
 def test_shape_checks_and_paths(picture, tmp_path):
     cv2.imwrite(str(tmp_path / "g.png"), picture[:, :, 0])
     with pytest.raises(ValueError, match="reads RGB images; this one is grey"):
