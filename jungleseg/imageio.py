@@ -275,6 +275,9 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
                          f"{image.shape[2]} channels")
     if getattr(family, "input", None) == "rgb" and image.ndim != 3 + stack:
         raise ValueError(f"{path}: the model reads RGB images; this one is grey")
+    if getattr(family, "input", None) == "rgb" and image.shape[-1] != 3:
+        raise ValueError(f"{path}: the model reads RGB images (H, W, 3); this one has shape "
+                         f"{image.shape} (a stack of grey images, or other channels)")
     return image
 
 

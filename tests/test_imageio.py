@@ -80,6 +80,12 @@ def test_shape_checks_and_paths(picture, tmp_path):
     np.save(tmp_path / "c.npy", picture)
     with pytest.raises(ValueError, match="reads grey images"):
         read_image(tmp_path / "c.npy", ColourFeatures(input="grey"))
+    stack = tmp_path / "stack" / "z.npy"
+    stack.parent.mkdir()
+    np.save(stack, np.full((24, 30, 40), 2.0))  # a float z-stack, not RGB: its shape says so
+    with pytest.raises(ValueError, match=r"z.npy: the model reads RGB images \(H, W, 3\); "
+                                         r"this one has shape \(24, 30, 40\)"):
+        read_image(stack, ColourFeatures())
     with pytest.raises(ValueError, match="is a folder"):
         read_image(tmp_path)
     with pytest.raises(FileNotFoundError):

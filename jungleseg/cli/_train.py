@@ -96,7 +96,7 @@ def _with_input_hint(message: str, family, folders: tuple[Path, Path]) -> str:
     kinds = {"grey": ("grey", "grey images", "colour pictures", "rgb"),
              "rgb": ("RGB", "RGB pictures", "grey images", "grey")}
     kind = kinds.get(getattr(family, "input", None))
-    if kind is None or f"model reads {kind[0]} images" not in message:
+    if kind is None or f"model reads {kind[0]} images; this one" not in message:
         return message
     name, preset_reads, other, setting = kind
     if not message.startswith(f"{paired_files(*folders)[0][0]}:"):
