@@ -25,7 +25,9 @@ Methods, each timed from the raw volume to labels of the held-out block (feature
   (:func:`jungleseg.features._bank.filter_bank`), with scikit-learn's
   ``RandomForestClassifier(n_estimators=100)`` as ilastik uses it;
 - ``fit_segmenter 2-D/3-D``: scikit-image's documented example (``multiscale_basic_features``
-  sigma 1-16, a random forest of 50 trees, depth 10, ``max_samples=0.05``).
+  sigma 1-16, a random forest of 50 trees, depth 10, ``max_samples=0.05``);
+- ``napari 3-D``: the napari widget's 3-D mode, ``configs/napari_volume.yaml``, as
+  ``ours 3-D`` (``--set-napari`` overrides it).
 
 Writes ``benchmarks/results/microscopy.json`` and, with ``--figures``, a picture per dataset
 in ``docs/images/microscopy_<name>.png`` (a held-out slice, the truth, both presets).
@@ -141,15 +143,18 @@ def held_slices(held: np.ndarray) -> np.ndarray:
 # (only the held-out part needs to be right)
 
 #: ``--set3d`` / ``--set2d`` overrides of the presets (dotted keys, as the CLI's ``--set``)
-OVERRIDES = {"volume": {}, "microscopy": {}}
+OVERRIDES = {"volume": {}, "microscopy": {}, "napari_volume": {}}
 
 
-def ours_3d(image, labels, held, spacing):
-    config = load_preset("volume").with_overrides(
-        {"features.spacing": list(spacing), **OVERRIDES["volume"]})
-    model = config.estimator()
-    model.fit([image], [labels])
-    return model.predict(image)
+def preset_3d(preset: str):
+    """A method training the 3-D ``preset`` (with its ``OVERRIDES``) on the volume."""
+    def run(image, labels, held, spacing):
+        config = load_preset(preset).with_overrides(
+            {"features.spacing": list(spacing), **OVERRIDES[preset]})
+        model = config.estimator()
+        model.fit([image], [labels])
+        return model.predict(image)
+    return run
 
 
 def ours_2d(image, labels, held, spacing):
@@ -223,8 +228,10 @@ def methods(three_d: bool, seed: int) -> dict:
     runs = {"ours 2-D": ours_2d, "ilastik RF100 2-D": rf100(True, seed),
             "fit_segmenter 2-D": skimage_segmenter(True, seed)}
     if three_d:
-        runs = {"ours 3-D": ours_3d, **runs, "ilastik RF100 3-D": rf100(False, seed),
-                "fit_segmenter 3-D": skimage_segmenter(False, seed)}
+        runs = {"ours 3-D": preset_3d("volume"), **runs,
+                "ilastik RF100 3-D": rf100(False, seed),
+                "fit_segmenter 3-D": skimage_segmenter(False, seed),
+                "napari 3-D": preset_3d("napari_volume")}
     return runs
 
 
@@ -316,11 +323,14 @@ def main() -> None:
                         help="override the volume preset, as the CLI's --set")
     parser.add_argument("--set2d", nargs="*", default=[], metavar="KEY=VALUE",
                         help="override the microscopy preset, as the CLI's --set")
+    parser.add_argument("--set-napari", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="override the napari widget's 3-D preset, as the CLI's --set")
     parser.add_argument("--update", action="store_true", help="merge into the results file: "
                         "replace only the sets and methods of this run")
     args = parser.parse_args()
     OVERRIDES["volume"].update(parse_overrides(args.set3d))
     OVERRIDES["microscopy"].update(parse_overrides(args.set2d))
+    OVERRIDES["napari_volume"].update(parse_overrides(args.set_napari))
     settings = {"folds": args.folds, "pixels": args.pixels, "crop": args.crop, "seed": args.seed}
     out = Path(args.out)
     results = {**settings, "datasets": {}}

@@ -33,7 +33,9 @@ def temporary_beside(path: Path) -> Path:
 def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path to write ``path``'s content to; when the block ends without
     an error, the content is flushed to disk and renamed over ``path``; on any error
-    (Ctrl-C included) the temporary file is removed and ``path`` is left as it was.
+    (Ctrl-C included) the temporary file is removed and ``path`` is left as it was. A
+    ``path`` that is a folder, or in a folder that does not exist, is refused before
+    anything is written (IsADirectoryError, FileNotFoundError), naming it.
 
     The temporary name has no image suffix, so writers that pick a format by suffix
     must be given the format.
@@ -48,6 +50,11 @@ def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     'complete'
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder; give the path of a file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder")
     tmp = temporary_beside(path)
     try:
         yield tmp

@@ -222,6 +222,18 @@ def thread_map(function: Callable, items: Iterable) -> list:
     return results
 
 
+def bands(n: int, size: int) -> list[slice]:
+    """``range(n)`` cut into slices of at most ``size``: work items for :func:`thread_map`
+    over the slices or columns of a volume.
+
+    Examples
+    --------
+    >>> bands(10, 4)
+    [slice(0, 4, None), slice(4, 8, None), slice(8, 10, None)]
+    """
+    return [slice(start, min(start + size, n)) for start in range(0, n, size)]
+
+
 def run_workers(worker: Callable, n_workers: int, *args) -> list:
     """Run ``worker(*args, counter)`` on ``n_workers`` threads, the calling one and kept
     helpers, and return what each that ran returned.

@@ -4,13 +4,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .features import DepthFeatures
 from .jungle import Jungle
+from .jungle._model import checked_jungle
 from .segmentation import segment
+
+_MISSING = object()  # what zip_longest gives for an image one of two sequences lacks
 
 
 def confusion_matrix(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike],
@@ -40,11 +44,15 @@ def confusion_matrix(truth: Sequence[ArrayLike], predicted: Sequence[ArrayLike],
     classes = np.asarray(classes)
     n = len(classes)
     total = np.zeros((n, n + 1), np.int64)
-    for t, p in zip(truth, predicted):
-        t = np.asarray(t).ravel()
-        p = np.asarray(p).ravel()
+    for i, (t, p) in enumerate(zip_longest(truth, predicted, fillvalue=_MISSING)):
+        if t is _MISSING or p is _MISSING:
+            raise ValueError("truth and predicted hold different numbers of label images: "
+                             f"image {i} has no {'truth' if t is _MISSING else 'prediction'}")
+        t, p = np.asarray(t), np.asarray(p)
         if t.shape != p.shape:
-            raise ValueError(f"truth and prediction shapes differ: {t.shape} vs {p.shape}")
+            raise ValueError(f"image {i}: truth and prediction shapes differ: {t.shape} vs "
+                             f"{p.shape}")
+        t, p = t.ravel(), p.ravel()
         ti = _index(t, classes, ignore)
         pi = _index(p, classes, ())
         keep = ti >= 0
@@ -201,6 +209,7 @@ def evaluate_jungle(jungle: Jungle, images: Sequence[ArrayLike], labels: Sequenc
     """
     from ._progress import progress_bar
 
+    jungle = checked_jungle(jungle, "evaluate_jungle")
     given, predicted, truth = predicted, [], []
     for i, image in enumerate(progress_bar(images, desc="evaluating", disable=not progress)):
         try:

@@ -31,6 +31,7 @@ from .features import family_from_dict
 from .features._quantise import quantiser_from_arrays
 from .jungle import DAG, Jungle, ModelError
 from .jungle._dag import _DTYPES
+from .jungle._model import checked_jungle, class_sample, integer_classes
 from .segmentation import SEGMENTATION_CONSTRAINTS
 
 FORMAT = "jungleseg-model"
@@ -102,7 +103,7 @@ def _stage_texts(jungle: Jungle) -> dict:
 def _model_arrays(jungle: Jungle) -> list[tuple[str, np.ndarray]]:
     """Every array a file holds, in digest order; an auto-context stage's attributes enter
     as UTF-8 byte arrays at ``/stages/<s>@<name>``, before its DAGs."""
-    arrays = [("/classes", np.asarray(jungle.classes, np.int64))]
+    arrays = [("/classes", integer_classes(jungle.classes))]
     for g, dag in enumerate(jungle.dags):
         arrays += [(f"/dags/{g}/{name}", array) for name, array in dag.arrays().items()]
     for s, stage in enumerate(jungle.context):
@@ -119,7 +120,12 @@ def save_model(jungle: Jungle, path: str | os.PathLike) -> Path:
     at ``path`` untouched (the data go to a temporary file that is renamed at the end).
     The file is readable like any other file the user writes (mode 0666 less the umask)."""
     path = Path(path)
+    jungle = checked_jungle(jungle, "save_model")
     jungle.validate()
+    if integer_classes(jungle.classes) is None:
+        raise ModelError(f"model files hold integer class values; this model's classes are "
+                         f"{class_sample(jungle.classes)}: fit on integer labels (e.g. "
+                         "sklearn's LabelEncoder) to save it, or pickle the estimator")
     quantised = any(stage.family.quantiser is not None for stage in (jungle, *jungle.context))
     version = (FORMAT_VERSION if quantised else CONTEXT_VERSION if jungle.context
                else PLAIN_VERSION)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._session import has_voxel_size
+
 #: Key of ``layer.metadata`` that marks the widget's output layers.
 OUTPUT_KEY = "jungleseg_output"
 #: Name endings of output layers (also those of an earlier session, saved and reopened).
@@ -75,7 +77,7 @@ def looks_like_volume(layer, n_spatial: int) -> bool:
     """Whether an input of ``n_spatial`` spatial axes is best segmented in 3-D: it has
     three of them and a voxel size set (a scale other than 1 on its last three axes), as a
     microscope's z-stack does; a plain stack of 2-D frames has scale 1."""
-    return n_spatial == 3 and not np.allclose(np.asarray(layer.scale)[-3:], 1.0)
+    return n_spatial == 3 and has_voxel_size(layer.scale)
 
 
 def painted_classes(scribbles) -> np.ndarray:

@@ -61,8 +61,8 @@ HELP = {
                "from more paint; smaller is faster and generalises more.",
     "max_depth": "Levels of each DAG: deeper learns finer distinctions, slower.",
     "max_offset": "How far from a pixel the features look (pixels; metres for depth; the "
-                  "layer's scale units in 3-D): larger reads more context (big objects), "
-                  "smaller keeps to local texture.",
+                  "layer's scale units in 3-D, or voxels if the layer has no voxel size): "
+                  "larger reads more context (big objects), smaller keeps to local texture.",
     "smoothing": "Half-size of the box over which class probabilities are averaged before "
                  "labelling (0: none); edge-aware when the preset sets guided_eps.",
     "soft": "Soft routing: gate temperature times each node's response spread. 0 routes "
@@ -215,7 +215,7 @@ class Panel(Container):
     # ---------------------------------------------------------------- knobs
     def _on_preset_changed(self, *_):
         """Load the preset's knobs; offsets are metres for depth, the layer's scale units
-        for volumes and pixels otherwise."""
+        for volumes (voxels for a layer without a voxel size) and pixels otherwise."""
         try:
             config = load_preset(self.preset.value)
         except (ValueError, OSError) as err:
@@ -236,8 +236,12 @@ class Panel(Container):
         self.max_offset.min, self.max_offset.max = max(low, 0.01), high
         if self._volume_mode:
             volume_preset = features.get("family") == "volume"
-            self.max_offset.value = features.get("max_offset", 1.0) if volume_preset else 1.0
-            self.max_offset.step, self.offset_unit = 0.1, "scale units"
+            offset = features.get("max_offset", 1.0) if volume_preset else 1.0
+            layer = self.image.value
+            unit = session.offset_unit(config, (1.0,) * 3 if layer is None else layer.scale)
+            self.max_offset.value = offset / unit
+            self.max_offset.step, self.offset_unit = (0.1, "scale units") if unit == 1 else (
+                1, "voxels")
         elif self.kind.value == "depth":
             self.max_offset.value = features.get("max_offset", 0.45) if depth_preset else 0.45
             self.max_offset.step, self.offset_unit = 0.05, "m"

@@ -296,18 +296,45 @@ def is_volume_model(jungle: Jungle) -> bool:
     return jungle.family.spatial_ndim == 3
 
 
+def has_voxel_size(scale) -> bool:
+    """Whether a layer's ``scale`` (its last three axes) gives a voxel size: napari's
+    default scale, 1 on every axis, says nothing about the voxels."""
+    return not np.allclose(np.asarray(scale, float)[-3:], 1.0)
+
+
+def volume_preset(preset: Config) -> Config:
+    """``preset``, or the widget's volume preset unless ``preset`` names volume features."""
+    return preset if isinstance(preset.features(), VolumeFeatures) else load_preset(
+        VOLUME_PRESET)
+
+
+def offset_unit(preset: Config, scale) -> float:
+    """The length, in the preset's units, of one unit of the widget's 3-D offset range for
+    a layer of ``scale``: 1 where the layer gives its voxel size (offsets in the layer's
+    scale units), else the preset's in-plane voxel size (offsets in voxels)."""
+    return 1.0 if has_voxel_size(scale) else float(
+        volume_preset(preset).features().spacing[-1])
+
+
 def volume_estimator(preset: Config, n_channels: int, spacing: tuple, n_estimators: int,
                      max_width: int, max_depth: int, max_offset: float,
                      seed: int | None = None, smoothing: int | None = None
                      ) -> JungleSegmenter:
     """An unfitted volume segmenter: the preset (the volume preset unless ``preset`` names
     volume features) with the widget's knobs, ``n_channels`` input channels, the layer's
-    voxel ``spacing`` (z, y, x) and ``max_offset`` in the spacing's units."""
-    if not isinstance(preset.features(), VolumeFeatures):
-        preset = load_preset(VOLUME_PRESET)
+    voxel ``spacing`` (z, y, x) and ``max_offset`` in the spacing's units.
+
+    A ``spacing`` of 1 on every axis (a layer without a voxel size) is read as isotropic
+    voxels of the preset's in-plane size, and ``max_offset`` as voxels: the preset's
+    offsets and filter scales then reach as far in voxels as in a stack of that voxel
+    size, not a tenth of a voxel."""
+    preset = volume_preset(preset)
+    unit = offset_unit(preset, spacing)
+    if unit != 1.0:
+        spacing = (unit,) * 3
     family = preset.features().with_params(spacing=tuple(float(s) for s in spacing),
                                            n_channels=int(n_channels),
-                                           max_offset=float(max_offset))
+                                           max_offset=float(max_offset) * unit)
     return _with_knobs(preset.estimator(), family, n_estimators, max_width, max_depth, seed,
                        smoothing)
 

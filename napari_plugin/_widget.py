@@ -21,7 +21,7 @@ from napari.layers import Image, Labels
 from napari.qt.threading import create_worker
 from napari.utils.notifications import show_error, show_info
 from qtpy.QtCore import QObject, QTimer, Signal
-from qtpy.QtWidgets import QFileDialog
+from qtpy.QtWidgets import QApplication, QFileDialog
 
 from jungleseg import load_model, save_model
 from jungleseg.config import load_preset
@@ -134,6 +134,8 @@ class JungleWidget(Panel):
         if layer is not None:
             volume = choices.looks_like_volume(layer, layer.ndim - layer.rgb)
             self.mode.value = session.MODES[int(volume)]
+            if self._volume_mode:  # the offset range's unit follows the layer's voxel size
+                self._on_preset_changed()
             scribbles = self.scribbles.value
             if scribbles is None or tuple(np.shape(scribbles.data)) != self._spatial_shape():
                 self.scribbles.value = None
@@ -164,7 +166,6 @@ class JungleWidget(Panel):
             self.preset.value = wanted  # reloads the knobs
         else:
             self._on_preset_changed()
-
 
     def _chosen_axis(self) -> int | None:
         value = self.channel_axis.value
@@ -199,12 +200,15 @@ class JungleWidget(Panel):
 
     def new_scribbles(self):
         """A Labels layer of the input's spatial shape, scale and translate: paint on it
-        lands on the voxels it is drawn over."""
+        lands on the voxels it is drawn over. It is selected, with the brush in hand and
+        class 1 chosen, so the next drag in the canvas paints."""
         inp = self._input()
-        self.scribbles.value = self.viewer.add_labels(
+        layer = self.viewer.add_labels(
             np.zeros(inp.shape, np.uint8), name=f"{self.image.value.name} scribbles",
             scale=inp.scale, translate=inp.translate)
-        return self.scribbles.value
+        layer.mode = "paint"
+        self.scribbles.value = layer
+        return layer
 
     def _watch_scribbles(self, *_):
         if self._watched is not None:
@@ -343,8 +347,9 @@ class JungleWidget(Panel):
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
         self.train_button.text = "Cancel"
-        self._say("Training on your strokes... (press Cancel to stop)" if not count_slices
-                  else f"Segmenting {name}... (press Cancel to stop)")
+        doing = (f"Segmenting {name}" if count_slices else "Training on your strokes"
+                 if self._channels else "Computing the image's features, then training")
+        self._say(f"{doing}... (press Cancel to stop)")  # features: once per image
         self._worker = create_worker(job, _start_thread=False)
         self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
                                                                   scribble_layer))
@@ -400,10 +405,7 @@ class JungleWidget(Panel):
 
     def _on_train_pressed(self, *_):
         """Train, or cancel the run under way (the button reads Cancel meanwhile)."""
-        if self._worker is not None:
-            self.cancel()
-        else:
-            self.train()
+        (self.cancel if self._worker is not None else self.train)()
 
     def _on_finished(self):
         self._worker = None
@@ -420,8 +422,6 @@ class JungleWidget(Panel):
 
     def wait(self, timeout: float = 60.0) -> None:
         """Process events until the worker is done (for scripts and tests)."""
-        from qtpy.QtWidgets import QApplication
-
         end = time.perf_counter() + timeout
         while self._worker is not None or self._timer.isActive():
             if time.perf_counter() > end:

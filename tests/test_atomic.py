@@ -47,3 +47,13 @@ def test_temporary_files_follow_the_umask_and_are_unique(tmp_path):
     assert stat.S_IMODE(first.stat().st_mode) == 0o640
     with pytest.raises(FileNotFoundError):
         temporary_beside(tmp_path / "missing" / "a.png")
+
+
+def test_a_folder_or_a_missing_folder_is_named_not_the_temporary(tmp_path):
+    with pytest.raises(IsADirectoryError, match=f"^{tmp_path}: is a folder; give the path"):
+        with written_atomically(tmp_path):
+            pass
+    with pytest.raises(FileNotFoundError, match=f"^{tmp_path / 'no'}: no such folder$"):
+        with written_atomically(tmp_path / "no" / "m.h5"):
+            pass
+    assert os.listdir(tmp_path) == []

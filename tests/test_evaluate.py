@@ -31,6 +31,21 @@ def test_one_matrix_over_the_whole_set():
 def test_shape_mismatch_is_named():
     with pytest.raises(ValueError, match="shapes"):
         confusion_matrix([np.zeros((2, 2))], [np.zeros((2, 3))], [0])
+    # as many pixels, other axes: a transposed prediction is not scored
+    with pytest.raises(ValueError, match=r"image 1: truth and prediction shapes differ: "
+                                         r"\(2, 3\) vs \(3, 2\)"):
+        confusion_matrix([np.zeros((2, 2)), np.zeros((2, 3))],
+                         [np.zeros((2, 2)), np.zeros((3, 2))], [0])
+
+
+def test_unequal_numbers_of_images_are_named():
+    """Lists of different lengths are refused, not scored on their common part."""
+    truth = [np.zeros((2, 2), int), np.ones((2, 2), int)]
+    with pytest.raises(ValueError, match="different numbers of label images: image 1 has no "
+                                         "prediction"):
+        evaluate(truth, truth[:1], classes=[0, 1])
+    with pytest.raises(ValueError, match="image 2 has no truth"):
+        evaluate(truth, iter(truth * 2), classes=[0, 1])
 
 
 def test_confusion_plot_is_written(tmp_path):

@@ -15,6 +15,7 @@ from jungleseg import (
     ColourFeatures,
     JungleClassifier,
     JungleSegmenter,
+    ModelError,
     ModelFileError,
     load_model,
     save_model,
@@ -107,6 +108,24 @@ def test_tabular_round_trip(tmp_path, kw):
     summary = loaded.summary()
     assert summary["nodes"] == clf.node_count_ and summary["bytes"] == clf.model_bytes_
     assert {key: summary["training"][key] for key in kw} == kw
+
+
+def test_saving_string_classes_is_refused_naming_them(tmp_path):
+    """A model file holds integer class values: a classifier fitted on strings is refused
+    with the classes and the remedy, and no file is written."""
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    y = np.where(X[:, 0] > 19, "virginica", "setosa")
+    clf = JungleClassifier(2, max_width=4, random_state=0).fit(X, y)
+    with pytest.raises(ModelError, match="'setosa', 'virginica': fit on integer labels"):
+        save_model(clf.jungle_, tmp_path / "s.h5")
+    assert not (tmp_path / "s.h5").exists()
+    whole = JungleClassifier(2, max_width=4, random_state=0).fit(X, (X[:, 0] > 19) * 2.0)
+    assert load_model(save_model(whole.jungle_, tmp_path / "f.h5")).classes.tolist() == [0, 2]
+
+
+def test_saving_the_estimator_itself_says_to_pass_its_jungle(segmenter, tmp_path):
+    with pytest.raises(TypeError, match="got a JungleSegmenter: pass its jungle_"):
+        save_model(segmenter, tmp_path / "m.h5")
 
 
 def test_binned_tabular_files_store_raw_thresholds(tmp_path):

@@ -1,5 +1,6 @@
-"""The microscopy presets (2-D ``microscopy``, 3-D ``volume``) load, train and segment through
-the command line on the shared real microscopy data, cropped to a tiny size."""
+"""The microscopy presets (2-D ``microscopy``, 3-D ``volume`` and the napari widget's 3-D
+``napari_volume``) load, train and segment through the command line on the shared real
+microscopy data, cropped to a tiny size."""
 import numpy as np
 import pytest
 import tifffile
@@ -26,7 +27,8 @@ def crops(data_root, tmp_path, planar: bool):
     return images, labels
 
 
-@pytest.mark.parametrize("preset, planar", [("microscopy", True), ("volume", False)])
+@pytest.mark.parametrize("preset, planar", [("microscopy", True), ("volume", False),
+                                            ("napari_volume", False)])
 def test_preset_trains_and_segments_real_crops(data_root, tmp_path, preset, planar):
     images, labels = crops(data_root, tmp_path, planar)
     model = tmp_path / "model.h5"

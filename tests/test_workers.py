@@ -310,3 +310,12 @@ def test_fresh_arrays_are_faulted_in_on_every_thread_and_stores_in_them_hold_the
     raw = np.full(3 * workers._PAGE_BYTES + 5, 9, np.uint8)
     workers._touch_pages(raw, 2)  # the compiled kernel: one 0 byte at each page's start
     assert np.flatnonzero(raw == 0).tolist() == [0, 4096, 8192, 12288]
+
+
+def test_bands_cover_the_range_once_in_order():
+    from jungleseg._workers import bands
+
+    for n, size in [(10, 4), (8, 4), (3, 16), (0, 4), (1, 1)]:
+        cut = bands(n, size)
+        assert [i for band in cut for i in range(n)[band]] == list(range(n))
+        assert all(0 < band.stop - band.start <= size for band in cut)

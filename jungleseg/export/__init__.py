@@ -79,7 +79,7 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     directory : path
         Folder for the files (made if missing).
     name : str
-        Prefix of the files and of every C name (a C identifier).
+        Prefix of the files and of every C name (a C identifier of at most 41 characters).
     variant : {'float', 'quantised'}
         float32 arithmetic (the same labels as Python), or integers only.
     threshold_bits : {16, 8}
@@ -99,8 +99,8 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     Raises
     ------
     ExportError
-        The model cannot be exported (the message says why), or ``name`` is not a C
-        identifier.
+        The model cannot be exported (the message says why), ``name`` is not a C
+        identifier, or ``directory`` is a file.
 
     Examples
     --------
@@ -112,17 +112,22 @@ def export_c(model, directory: str | os.PathLike, name: str = "jungle",
     >>> sorted(Path(f).name for f in export_c(clf, tempfile.mkdtemp())["files"])
     ['jungle.c', 'jungle.h']
     """
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", name):
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ExportError(f"name {name!r} is not a C identifier (letters, digits, '_')")
+    if len(name) > 41:
+        raise ExportError(f"name {name!r} has {len(name)} characters; at most 41, so that "
+                          "every C name stays within C99's 63 significant characters")
     jungle = jungle_of(model)
     layout = pack_layout(jungle, variant, threshold_bits, style)
-    family = jungle.family.to_dict()
+    family = features_dict(jungle.family)  # with the quantiser of a model of channel codes
     sizes = footprint(jungle, variant, layout)
     out = Path(directory)
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out}: is a file; the C sources go in a folder (made if missing)")
     out.mkdir(parents=True, exist_ok=True)
     texts = {f"{name}.h": header(layout, name), f"{name}.c": source(layout, name, family, sizes)}
     if layout.kind == "colour":
-        texts[f"{name}_planes.py"] = planes_helper(name, features_dict(jungle.family),
+        texts[f"{name}_planes.py"] = planes_helper(name, family,
                                                    jungle.metadata.get("input_values"))
     files = []
     for filename, text in texts.items():

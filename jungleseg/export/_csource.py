@@ -163,8 +163,7 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                  f"    {n}_segment_proba(planes, height, width, proba);  /* height * width * "
                  f"{n}_N_CLASSES */",
                  f"{n}_planes.py (written beside this file) prepares the planes from an image "
-                 "as jungleseg does; for raw channels (input 'channels', or grey without "
-                 "smoothing) they are the image itself.",
+                 "as jungleseg does; " + _planes_are(family),
                  *smoothing_note(layout, n, "image"),
                  "Box means are exact for channels of whole numbers (8- and 16-bit images)."]
         if quantised:
@@ -172,6 +171,18 @@ def _readme(layout: Layout, name: str, family: dict, footprint: dict) -> str:
                      "value into fixed point with integer operations on its bits."]
     text = [line.replace(" */", "").replace("/* ", "// ") for line in text]  # no nesting
     return "/*\n" + "\n".join((" * " + line).rstrip() for line in text) + "\n */\n"
+
+
+def _planes_are(family: dict) -> str:
+    """What the planes of a colour model hold: each channel's 8-bit code for a model of
+    quantised channels (Features above lists its quantiser), else the channels' values."""
+    if "quantiser" in family:
+        return ("each plane holds its channel's 8-bit codes, clip(rint((v - low) * scale), 0, "
+                "255) of each value v in float32, with the channel's low and scale from the "
+                "quantiser in Features above (for raw channels, input 'channels' or grey "
+                "without smoothing, v is the image's value in the training images' units).")
+    return ("for raw channels (input 'channels', or grey without smoothing) they are the "
+            "image itself.")
 
 
 def source(layout: Layout, name: str, family: dict, footprint: dict) -> str:

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..features import ColourFeatures, DepthFeatures, TabularFeatures
 from ..features import _kernels as kernels
+from ..jungle._model import class_sample, integer_classes
 
 VARIANTS = ("float", "quantised")
 #: The fixed-point conversion of the quantised variant saturates at this magnitude.
@@ -92,6 +93,19 @@ def jungle_of(model):
                       "JungleClassifier or JungleSegmenter, or a loaded model")
 
 
+def _class_values(classes: np.ndarray) -> np.ndarray:
+    """The class values as int64 for ``PREFIX_CLASSES`` (``int32_t``), or ExportError."""
+    values = integer_classes(classes)
+    if values is None:
+        raise ExportError(f"class values must be integers of 32 bits at most; this model's "
+                          f"are {class_sample(classes)}: fit on integer labels (e.g. "
+                          "sklearn's LabelEncoder)")
+    if values.min() < -(1 << 31) or values.max() >= 1 << 31:
+        raise ExportError(f"class values must be integers of 32 bits at most; this model's "
+                          f"are {class_sample(values)}")
+    return values
+
+
 def check_coverage(jungle) -> str:
     """The family the export writes for ``jungle`` ('tabular', 'depth' or 'colour'), or
     :class:`ExportError` naming why it cannot."""
@@ -104,6 +118,9 @@ def check_coverage(jungle) -> str:
                           "retrain with soft: 0")
     if isinstance(family, TabularFeatures):
         return "tabular"
+    if not any(np.any(dag.left >= 0) for dag in jungle.dags):
+        raise ExportError("an image model without split nodes is not exported: every DAG is "
+                          "one leaf, so every pixel gets the same class")
     if isinstance(family, DepthFeatures):
         return "depth"
     if isinstance(family, ColourFeatures):
@@ -346,7 +363,7 @@ def build_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> La
     weights = jungle.label_weights()
     layout = Layout(
         kind=kind, variant=variant, n_dags=len(dags), n_classes=n_classes,
-        n_features=int(family.n_store_channels), classes=np.asarray(jungle.classes),
+        n_features=int(family.n_store_channels), classes=_class_values(jungle.classes),
         roots=np.array(roots, np.int64), level_first=np.array(level_first, np.int64),
         dag_level=np.array(dag_level, np.int64), left=np.concatenate(left),
         right=np.concatenate(right),
@@ -361,14 +378,9 @@ def build_layout(jungle, variant: str = "float", threshold_bits: int = 16) -> La
         layout.params = np.zeros((n_split, 0), np.float32)
     elif kind == "depth":
         layout.feature = np.zeros(0, np.int64)
-    if kind != "tabular":
-        classes = layout.classes.astype(np.int64)
-        if classes.min() < 0 or classes.max() > 255 or not 0 <= layout.background <= 255:
-            raise ExportError("class values must lie in 0..255 for the C label images "
-                              "(uint8)")
-    if np.abs(layout.classes.astype(np.float64)).max() >= 1 << 31 or \
-            layout.classes.dtype.kind not in "uib":
-        raise ExportError("class values must be integers of 32 bits at most")
+    if kind != "tabular" and (layout.classes.min() < 0 or layout.classes.max() > 255
+                              or not 0 <= layout.background <= 255):
+        raise ExportError("class values must lie in 0..255 for the C label images (uint8)")
     if quantised:
         _quantise(layout, jungle, threshold_bits)
     return layout

@@ -80,6 +80,8 @@ def pack_nodes(layout: Layout) -> PackedNodes:
     if layout.variant == "float":
         values, index = np.unique(np.asarray(layout.threshold, np.float32), return_inverse=True)
         threshold, bias = index.astype(np.int64), 0
+        if not values.size:  # no split node (every DAG a leaf): one value the walk never reads
+            values = np.zeros(1, np.float32)
     else:
         values = None
         q = np.asarray(layout.threshold, np.int64)

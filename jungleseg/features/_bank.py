@@ -19,6 +19,7 @@ Every filter is a separable Gaussian (derivative) with scipy's taps (``truncate=
 ``mode='nearest'``: the edge voxel repeated), run with OpenCV's separable filter, which gives
 :func:`scipy.ndimage.gaussian_filter`'s values to rounding several times faster.
 Eigenvalues come in closed form (2-D) or by Smith's trigonometric formula (3-D), in float64.
+A volume's passes and eigenvalues run on threads, in bands of slices or columns.
 """
 from __future__ import annotations
 
@@ -28,12 +29,18 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from .._workers import bands, thread_map
+
 #: The filters, in the order their channels are written at each scale.
 FILTERS = ("gaussian", "log", "gradient", "dog", "structure", "hessian")
 #: The ratio of the second Gaussian of a difference of Gaussians to the first (ilastik's).
 DOG_RATIO = 0.66
 #: The structure tensor's outer scale as a share of its inner scale (ilastik's).
 OUTER_RATIO = 0.5
+#: A volume's filters run on threads in bands of this many slices (in-plane passes and
+#: eigenvalues) or columns of the (D, H W) matrix (passes along z).
+SLICE_BAND = 4
+COLUMN_BAND = 16384
 
 
 def n_planes(filters: Sequence[str], ndim: int) -> int:
@@ -99,12 +106,20 @@ def separable(image: np.ndarray, taps: Sequence[np.ndarray], out: np.ndarray) ->
     if len(tz) == 1 and tz[0] == 1:
         across = image
     else:
-        across = cv2.sepFilter2D(np.ascontiguousarray(image).reshape(depth, -1), cv2.CV_32F,
-                                 np.ones(1, np.float32), tz,
-                                 borderType=cv2.BORDER_REPLICATE).reshape(image.shape)
-    for z in range(depth):
-        cv2.sepFilter2D(across[z], cv2.CV_32F, tx, ty, dst=out[z],
-                        borderType=cv2.BORDER_REPLICATE)
+        columns = np.ascontiguousarray(image).reshape(depth, -1)
+        across = np.empty(columns.shape, np.float32)
+
+        def along_z(band: slice) -> None:  # columns are independent: any band split
+            cv2.sepFilter2D(columns[:, band], cv2.CV_32F, np.ones(1, np.float32), tz,
+                            dst=across[:, band], borderType=cv2.BORDER_REPLICATE)
+        thread_map(along_z, bands(columns.shape[1], COLUMN_BAND))
+        across = across.reshape(image.shape)
+
+    def in_plane(slices: slice) -> None:
+        for z in range(*slices.indices(depth)):
+            cv2.sepFilter2D(across[z], cv2.CV_32F, tx, ty, dst=out[z],
+                            borderType=cv2.BORDER_REPLICATE)
+    thread_map(in_plane, bands(depth, SLICE_BAND))
     return out
 
 
@@ -130,10 +145,12 @@ def symmetric_eigenvalues(tensor: dict, ndim: int, out: np.ndarray) -> None:
         out[0] = mean + spread
         out[1] = mean - spread
         return
-    for z in range(out.shape[1]):
-        a, b, c, d, e, f = (tensor[k][z].astype(np.float64) for k in
-                            ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
-        out[:, z] = _eigenvalues3(a, b, c, d, e, f)
+    def slices(zs: slice) -> None:
+        for z in range(*zs.indices(out.shape[1])):
+            a, b, c, d, e, f = (tensor[k][z].astype(np.float64) for k in
+                                ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
+            out[:, z] = _eigenvalues3(a, b, c, d, e, f)
+    thread_map(slices, bands(out.shape[1], SLICE_BAND))
 
 
 def _eigenvalues3(a, b, c, d, e, f) -> np.ndarray:

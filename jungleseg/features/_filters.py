@@ -8,6 +8,9 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from .._workers import bands, thread_map
+from ._bank import COLUMN_BAND, SLICE_BAND, separable
+
 
 def integral_planes(planes: np.ndarray, out: np.ndarray) -> np.ndarray:
     """Fill ``out`` (C, H + 1, W + 1) with the sums of each (H, W) plane over rows < r
@@ -117,13 +120,7 @@ def gaussian_volume(volume: np.ndarray, sigmas: tuple[float, float, float], out:
     both with OpenCV's separable filter: the same values as
     ``scipy.ndimage.gaussian_filter(volume, sigmas, mode='nearest')`` to rounding.
     """
-    kz, ky, kx = (gaussian_kernel(s) for s in sigmas)
-    depth = volume.shape[0]
-    across = cv2.sepFilter2D(np.ascontiguousarray(volume).reshape(depth, -1), cv2.CV_32F,
-                             np.ones(1, np.float32), kz, borderType=cv2.BORDER_REPLICATE)
-    for z in range(depth):
-        cv2.sepFilter2D(across[z].reshape(volume.shape[1:]), cv2.CV_32F, kx, ky, dst=out[z],
-                        borderType=cv2.BORDER_REPLICATE)
+    separable(volume, [gaussian_kernel(s) for s in sigmas], out)
 
 
 def gradient_magnitude_volume(volume: np.ndarray, spacing: tuple[float, float, float],
@@ -134,20 +131,23 @@ def gradient_magnitude_volume(volume: np.ndarray, spacing: tuple[float, float, f
     in cache."""
     sz, sy, sx = (float(s) for s in spacing)
     depth = volume.shape[0]
-    for z in range(depth):
-        plane = volume[z]
-        gx = cv2.Sobel(plane, cv2.CV_32F, 1, 0, ksize=1, scale=0.5 / sx,
-                       borderType=cv2.BORDER_REPLICATE)
-        gy = cv2.Sobel(plane, cv2.CV_32F, 0, 1, ksize=1, scale=0.5 / sy,
-                       borderType=cv2.BORDER_REPLICATE)
-        gz = volume[min(z + 1, depth - 1)] - volume[max(z - 1, 0)]
-        gz *= np.float32(0.5 / sz)
-        gx *= gx
-        gy *= gy
-        gz *= gz
-        gx += gy
-        gx += gz
-        np.sqrt(gx, out=out[z])
+
+    def slices(zs: slice) -> None:
+        for z in range(*zs.indices(depth)):
+            plane = volume[z]
+            gx = cv2.Sobel(plane, cv2.CV_32F, 1, 0, ksize=1, scale=0.5 / sx,
+                           borderType=cv2.BORDER_REPLICATE)
+            gy = cv2.Sobel(plane, cv2.CV_32F, 0, 1, ksize=1, scale=0.5 / sy,
+                           borderType=cv2.BORDER_REPLICATE)
+            gz = volume[min(z + 1, depth - 1)] - volume[max(z - 1, 0)]
+            gz *= np.float32(0.5 / sz)
+            gx *= gx
+            gy *= gy
+            gz *= gz
+            gx += gy
+            gx += gz
+            np.sqrt(gx, out=out[z])
+    thread_map(slices, bands(depth, SLICE_BAND))
 
 
 def box_mean_volume(volume: np.ndarray, halves: tuple[int, int, int], out: np.ndarray) -> None:
@@ -156,11 +156,19 @@ def box_mean_volume(volume: np.ndarray, halves: tuple[int, int, int], out: np.nd
     :func:`box_mean` clips boxes), into ``out``: box sums along z, then in each slice."""
     hz, hy, hx = (int(h) for h in halves)
     depth, h, w = volume.shape
-    across = cv2.boxFilter(np.ascontiguousarray(volume).reshape(depth, -1), cv2.CV_32F,
-                           (1, 2 * hz + 1), normalize=False, borderType=cv2.BORDER_CONSTANT)
+    columns = np.ascontiguousarray(volume).reshape(depth, -1)
+    across = np.empty(columns.shape, np.float32)
+
+    def along_z(band: slice) -> None:
+        cv2.boxFilter(columns[:, band], cv2.CV_32F, (1, 2 * hz + 1), dst=across[:, band],
+                      normalize=False, borderType=cv2.BORDER_CONSTANT)
+    thread_map(along_z, bands(columns.shape[1], COLUMN_BAND))
     across /= _inside(depth, hz)[:, None]
     counts = _inside(h, hy)[:, None] * _inside(w, hx)[None, :]
-    for z in range(depth):
-        cv2.boxFilter(across[z].reshape(h, w), cv2.CV_32F, (2 * hx + 1, 2 * hy + 1),
-                      dst=out[z], normalize=False, borderType=cv2.BORDER_CONSTANT)
-        out[z] /= counts
+
+    def in_plane(zs: slice) -> None:
+        for z in range(*zs.indices(depth)):
+            cv2.boxFilter(across[z].reshape(h, w), cv2.CV_32F, (2 * hx + 1, 2 * hy + 1),
+                          dst=out[z], normalize=False, borderType=cv2.BORDER_CONSTANT)
+            out[z] /= counts
+    thread_map(in_plane, bands(depth, SLICE_BAND))

@@ -306,6 +306,44 @@ class Jungle:
         return reach if reach <= self.family.point_reach else None
 
 
+def checked_jungle(model, caller: str) -> Jungle:
+    """``model`` if it is a :class:`Jungle`, else TypeError saying what ``caller`` takes
+    (passing the fitted estimator itself is the usual slip: its model is its ``jungle_``)."""
+    if isinstance(model, Jungle):
+        return model
+    hint = ("pass its jungle_" if isinstance(getattr(model, "jungle_", None), Jungle)
+            else "pass a fitted estimator's jungle_, or a model from load_model")
+    raise TypeError(f"{caller} takes a model (a Jungle), got a {type(model).__name__}: {hint}")
+
+
+def integer_classes(classes: ArrayLike) -> np.ndarray | None:
+    """``classes`` as int64 when every value is a whole number int64 holds (integers,
+    booleans, or floats such as 0.0, 1.0 read from a CSV file), else None (strings, ...).
+    Model files and the C export store class values as integers.
+
+    >>> integer_classes(np.array([0.0, 2.0])), integer_classes(np.array(["a", "b"]))
+    (array([0, 2]), None)
+    """
+    classes = np.asarray(classes)
+    kind = classes.dtype.kind
+    if kind == "f":
+        whole = bool(np.all(np.isfinite(classes)) and np.all(classes == np.round(classes))
+                     and np.all(np.abs(classes) < 2.0 ** 63))
+    else:
+        whole = kind in "ib" or (kind == "u" and int(classes.max(initial=0)) < 1 << 63)
+    return classes.astype(np.int64) if whole else None
+
+
+def class_sample(classes: np.ndarray) -> str:
+    """The first values of ``classes`` as Python writes them, for an error message.
+
+    >>> class_sample(np.array(["setosa", "versicolor", "virginica", "other"]))
+    "'setosa', 'versicolor', 'virginica', ..."
+    """
+    shown = [repr(v.item() if isinstance(v, np.generic) else v) for v in classes[:3]]
+    return ", ".join(shown + ["..."] * (len(classes) > 3))
+
+
 def _positive_vector(values, n: int) -> bool:
     """Whether ``values`` (read from a file: anything) is a list of ``n`` finite numbers
     above 0."""

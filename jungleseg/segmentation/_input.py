@@ -100,6 +100,8 @@ def checked_image(image, family: FeatureFamily, values: dict | None = None,
     image = np.asarray(image)
     units = value_units(image, name)
     _finite(image, name)
+    if isinstance(family, DepthFeatures) and image.ndim != 2:
+        raise ValueError(f"{name}: a depth image must be 2-D (H, W), got shape {image.shape}")
     if isinstance(family, DepthFeatures) or not isinstance(family, ColourFeatures):
         return image  # depth: depth_in_metres reads the units and checks the values
     target = units if family.input == "rgb" or not values else values["units"]

@@ -12,7 +12,7 @@ from .._validation import Integral, Interval, Real, check_params
 from .._workers import ordered_map
 from ..features import ColourFeatures, DepthFeatures, ImageStore
 from ..jungle import Jungle
-from ..jungle._model import PRIOR_POWER
+from ..jungle._model import PRIOR_POWER, checked_jungle
 from ._context import chain_margin, chain_store, input_stage
 from ._input import checked_image
 from ._smoothing import (
@@ -113,6 +113,9 @@ def segment(jungle: Jungle, image: ArrayLike, tile: int | str | None = None,
     image fits, else the largest multiple of 64 pixels that does. To write results of any
     size without holding them, see :func:`segment_to`.
     """
+    jungle = checked_jungle(jungle, "segment")
+    if isinstance(tile, str) and tile != "auto":
+        raise ValueError(f"tile must be a size in pixels, 'auto' or None, got {tile!r}")
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if tile == "auto":
@@ -175,6 +178,7 @@ def segment_frames(jungle: Jungle, frames: Iterable[ArrayLike], smoothing: int |
     >>> [found.shape for found, _ in stream]
     [(60, 80), (60, 80), (60, 80)]
     """
+    jungle = checked_jungle(jungle, "segment_frames")
     smoothing = _checked_smoothing(jungle, smoothing)
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     if jungle.family.spatial_ndim == 3:
@@ -233,15 +237,20 @@ def tile_margin(jungle: Jungle, image, smoothing: int) -> int:
 
 
 def _check_planar(jungle: Jungle, shape: tuple) -> None:
-    """Raise ValueError if a 2-D model is given more axes than its images have."""
+    """Raise ValueError if a 2-D model is given more axes than its images have: a colour
+    picture for a grey or depth model, or a stack."""
     family = input_stage(jungle).family
     axes = 3 if isinstance(family, ColourFeatures) and family.input != "grey" else 2
     grey_channel = axes == 2 and len(shape) == 3 and shape[2] == 1
+    if len(shape) == 3 and axes == 2 and 1 < shape[2] <= 4:  # a picture (is_stack's rule)
+        what = "depth frames" if isinstance(family, DepthFeatures) else "grey images"
+        raise ValueError(f"this model reads {what} (H, W); got an image of {shape[2]} "
+                         f"channels, shape {tuple(shape)}")
     if len(shape) > axes and not grey_channel:
         layout = "(H, W)" if axes == 2 else "(H, W, C)"
         raise ValueError(f"this 2-D model reads {layout} images; got an array of shape "
-                         f"{tuple(shape)}: segment a volume slice by slice, or train a "
-                         "volume model (VolumeFeatures)")
+                         f"{tuple(shape)}: segment images, a stack's or a volume's, one by one "
+                         "(segment_frames), or train a volume model (VolumeFeatures)")
 
 
 def _checked_smoothing(jungle: Jungle, smoothing) -> int:
@@ -260,6 +269,7 @@ def segment_prepared(jungle: Jungle, store: ImageStore, image: int = 0,
     (``jungle.family.prepare(images, pad=...)``), e.g. the one it was trained on. With
     ``pad`` at least ``jungle.point_reach``, probes are read without clamping (faster).
     An auto-context model takes a store prepared by its first stage's features."""
+    jungle = checked_jungle(jungle, "segment_prepared")
     jungle = with_inference(jungle, soft, soft_epsilon, prior_power)
     family = input_stage(jungle).family
     family.check_store(store)
@@ -372,9 +382,12 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
     slice assignment (NumPy arrays, memory maps, zarr arrays), so neither the labels nor
     the probabilities of the whole image need to be in memory; ``image`` may be any array
     that supports slicing. Volume models write (D, H, W) labels in 3-D tiles. The result
-    equals :func:`segment`'s.
+    equals :func:`segment`'s. Outputs of another shape, and a ``labels`` type that cannot
+    hold every class value (:func:`label_dtype` can), are refused with a ValueError.
     """
+    jungle = checked_jungle(jungle, "segment_to")
     smoothing = _checked_smoothing(jungle, smoothing)
+    _check_outputs(jungle, np.shape(image), labels, probabilities)
     if jungle.family.spatial_ndim == 3:
         segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities))
         return
@@ -393,6 +406,26 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
             labels[r0:inner[0][1], c0:inner[1][1]] = lab
             if probabilities is not None:
                 probabilities[r0:inner[0][1], c0:inner[1][1]] = pr
+
+
+def _check_outputs(jungle: Jungle, image_shape: tuple, labels, probabilities) -> None:
+    """ValueError unless the output arrays of :func:`segment_to` have the image's shape
+    (and a column per class) and ``labels`` a type that holds every label value: slice
+    assignment would silently wrap class 300 to 44 in a uint8 array."""
+    shape = tuple(image_shape[:jungle.family.spatial_ndim])
+    for name, array, wanted in (("labels", labels, shape),
+                                ("probabilities", probabilities, (*shape, jungle.n_classes))):
+        if array is not None and tuple(np.shape(array)) != wanted:
+            raise ValueError(f"{name} is {tuple(np.shape(array))}; this image needs {wanted}")
+    dtype = np.dtype(getattr(labels, "dtype", np.int64))
+    if dtype.kind not in "iub":
+        return  # floating point holds them all
+    low, high = (0, 1) if dtype.kind == "b" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    values = [int(v) for v in jungle.classes] + [int(jungle.params.get("background", 0))]
+    wrong = [v for v in values if not low <= v <= high]
+    if wrong:
+        raise ValueError(f"labels is {dtype}, which cannot hold the label value {wrong[0]}: "
+                         f"give a {label_dtype(jungle)} array")
 
 
 def tile_window(jungle: Jungle, image, inner: tuple, smoothing: int) -> tuple:

@@ -233,11 +233,16 @@ class JungleSegmenter(JungleBase):
     def _checked_inputs(self, images, labels) -> tuple[list, list]:
         """The parameters, and images with label images that fit them (ValueError)."""
         self._validate_params()
-        images, labels = list(images), list(labels)
-        if len(images) != len(labels) or not images:
-            raise ValueError(f"got {len(images)} images and {len(labels)} label images")
         family = self._family()
         ndim = family.spatial_ndim
+        if getattr(labels, "ndim", None) == ndim:  # one label image, not a sequence of them
+            raise ValueError(f"labels is one label image of shape {np.shape(labels)}; fit takes "
+                             "a sequence of images and one of label images: fit([image], "
+                             "[labels])")
+        images, labels = list(images), list(labels)
+        if len(images) != len(labels) or not images:
+            raise ValueError(f"got {len(images)} images and {len(labels)} label images (one "
+                             "image: fit([image], [labels]))")
         if ndim == 3 and self.smoothing and self.guided_eps is not None:
             raise ValueError("edge-aware smoothing (guided_eps) is for 2-D images; volumes "
                              "average probabilities plainly (guided_eps: null)")

@@ -10,6 +10,7 @@ import numpy as np
 from ..features import ImageStore, VolumeFeatures
 from ..features._filters import box_mean_volume
 from ..jungle import Jungle
+from ..jungle._model import checked_jungle
 
 #: (first, stop) of a tile along z, y and x.
 Box = tuple[tuple[int, int], tuple[int, int], tuple[int, int]]
@@ -53,6 +54,7 @@ def segment_volume(jungle: Jungle, volume, tile: int | tuple[int, int, int] | No
     then be any array that supports slicing (a memory map, a zarr or dask array). ``out``
     = (labels, probabilities or None): arrays to write into (zarr arrays too), returned.
     """
+    jungle = checked_jungle(jungle, "segment_volume")
     family = jungle.family
     shape = tuple(int(n) for n in np.shape(volume)[:3])
     if np.ndim(volume) < 3:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jungleseg import JungleClassifier, VolumeFeatures
+from jungleseg import ColourFeatures, JungleClassifier, JungleSegmenter, VolumeFeatures
 from jungleseg.export import ExportError, export_c, footprint
 from jungleseg.export._packing import pack_layout
 
@@ -41,12 +41,26 @@ def test_uncovered_models_are_refused_in_one_line(rows, tmp_path):
         export_c(soft, tmp_path)
     with pytest.raises(ExportError, match="not a C identifier"):
         export_c(jungle, tmp_path, name="1bad")
+    with pytest.raises(ExportError, match="^name 'a{42}' has 42 characters; at most 41, so"):
+        export_c(jungle, tmp_path, name="a" * 42)
     with pytest.raises(ExportError, match="unknown variant"):
         export_c(jungle, tmp_path, variant="double")
     with pytest.raises(ExportError, match="unknown style"):
         export_c(jungle, tmp_path, style="unrolled")
     with pytest.raises(ExportError, match="cannot export a str"):
         export_c("model.h5", tmp_path)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ExportError, match="file: is a file; the C sources go in a folder"):
+        export_c(jungle, tmp_path / "file")
+
+
+def test_image_models_without_split_nodes_are_refused(colour_images, tmp_path):
+    images, truths = colour_images
+    stump = JungleSegmenter(ColourFeatures(max_offset=3), n_estimators=2, max_depth=0,
+                            samples_per_image=50, random_state=0).fit(images, truths)
+    with pytest.raises(ExportError, match="^an image model without split nodes is not "
+                                          "exported: every DAG is one leaf"):
+        export_c(stump, tmp_path)
 
 
 def test_inline_style_is_for_tabular_models(kinect, tmp_path):

@@ -66,3 +66,18 @@ def test_quantised_thresholds_sharing_their_last_bits_are_divided_exactly():
                         / 2 ** int(quant["step"][j]))
         np.testing.assert_array_equal(code < layout.threshold[node],
                                       x < float_layout.threshold[node])
+
+
+def test_class_values_must_be_integers_of_32_bits(rows):
+    """String classes are refused naming them; whole-number float classes (labels read as
+    floats) export as their integers, as they do through a model file."""
+    X, y = rows
+    names = np.array(["cat", "dog", "eel", "fox", "gnu"])[y % 5]
+    clf = JungleClassifier(n_estimators=1, max_width=4, max_depth=3, random_state=0)
+    with pytest.raises(ExportError, match="this model's are 'cat', 'dog', 'eel', ...: fit on"):
+        build_layout(clf.fit(X, names).jungle_, "float")
+    layout = build_layout(clf.fit(X, y * 2.0).jungle_, "float")
+    assert layout.classes.dtype == np.int64
+    assert layout.classes.tolist() == (np.unique(y) * 2).tolist()
+    with pytest.raises(ExportError, match="32 bits at most; this model's are"):
+        build_layout(clf.fit(X, y + (1 << 31)).jungle_, "float")

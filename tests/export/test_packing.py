@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from jungleseg import JungleClassifier
+from jungleseg.export._harness import run_harness
 from jungleseg.export._layout import build_layout
 from jungleseg.export._packing import bits_for, pack_layout, pack_nodes
+
+from .conftest import NEEDS_GCC, built, proba_dtype
 
 
 def read_field(stream: np.ndarray, at: int, width: int) -> int:
@@ -65,3 +68,19 @@ def test_packed_tables_are_smaller_than_byte_wide_ones(rows):
         assert packed.packed is not None
         assert packed.table_bytes() < build_layout(clf.jungle_, variant).table_bytes()
         assert "left" not in packed.tables() and "nodes" in packed.tables()
+
+
+@NEEDS_GCC
+@pytest.mark.parametrize("style", ["tables", "inline"])
+@pytest.mark.parametrize("variant", ["float", "quantised"])
+def test_a_model_without_split_nodes_builds_and_predicts(rows, tmp_path, variant, style):
+    """One class, or max_depth 0: every DAG is its root leaf, and the float tables have no
+    threshold to list; the source still compiles with -Werror and predicts as Python."""
+    X, y = rows
+    for k, (depth, labels) in enumerate([(None, np.full(len(y), 7)), (0, y)]):
+        clf = JungleClassifier(n_estimators=2, max_depth=depth, random_state=0).fit(X, labels)
+        assert clf.node_count_ == 2
+        _, program = built(clf, tmp_path / str(k), variant, "tabular", style=style)
+        found, _, _ = run_harness(program, X[:20], len(clf.classes_),
+                                  proba_dtype(variant, 2), "tabular")
+        np.testing.assert_array_equal(clf.classes_[found], clf.predict(X[:20]))

@@ -70,6 +70,28 @@ def test_each_filter_equals_scipy_written_out(shape, spacing, scale):
                                    err_msg=f"{name} at the border")
 
 
+def test_volume_bands_equal_scipy_whatever_the_thread_count():
+    """A volume's passes and eigenvalues run on threads, in bands of slices and of columns
+    (this volume has more columns than one band): the values stay SciPy's across the
+    bands' edges and do not depend on the thread count."""
+    from jungleseg._workers import threads
+    from jungleseg.features._bank import COLUMN_BAND, SLICE_BAND
+
+    shape, spacing = (2 * SLICE_BAND + 1, 130, 131), (2.0, 1.0, 1.0)
+    assert shape[1] * shape[2] > COLUMN_BAND
+    image = blobs(shape)
+    outs = []
+    for n in (1, 2):
+        outs.append(np.empty((n_planes(FILTERS, 3), *shape), np.float32))
+        with threads(n):
+            filter_bank(image, FILTERS, [1.5], spacing, outs[-1])
+    np.testing.assert_array_equal(outs[0], outs[1])
+    planes = reference(image, 1.5, spacing)
+    for got, (name, want) in zip(outs[1], [(f, p) for f in FILTERS for p in planes[f]]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-6 * np.abs(want).max() + 1e-7,
+                                   err_msg=name)
+
+
 def test_eigenvalues_are_sorted_larger_first_and_tensor_eigenvalues_are_not_negative():
     image = blobs((9, 20, 21))
     out = np.empty((6, 9, 20, 21), np.float32)

@@ -6,6 +6,7 @@ import pytest
 
 from jungleseg import ColourFeatures, Jungle, JungleClassifier, JungleSegmenter, ModelError
 from jungleseg.datasets.faces import render_faces
+from jungleseg.jungle._model import checked_jungle, integer_classes
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +55,29 @@ def test_point_reach_is_the_longest_probe_within_the_family_reach():
                             samples_per_image=200, random_state=0).fit(images, labels)
     assert boxes.jungle_.point_reach is None  # box kinds: no fixed single-pixel reach
     assert isinstance(jungle, Jungle)
+
+
+@pytest.mark.parametrize("classes, expected", [
+    (np.array([0.0, 2.0, 7.0]), [0, 2, 7]),        # labels read from a CSV file as floats
+    (np.array([False, True]), [0, 1]),
+    (np.array([3, 1 << 40], np.uint64), [3, 1 << 40]),
+    (np.array(["a", "b"]), None),
+    (np.array(["a", 1], dtype=object), None),
+    (np.array([0.5, 1.0]), None),
+    (np.array([2.0 ** 64]), None),
+    (np.array([1 << 63], np.uint64), None),
+])
+def test_integer_classes_holds_whole_numbers_only(classes, expected):
+    values = integer_classes(classes)
+    if expected is None:
+        assert values is None
+    else:
+        assert values.dtype == np.int64 and values.tolist() == expected
+
+
+def test_checked_jungle_names_the_estimator_given_instead_of_its_model(tabular):
+    assert checked_jungle(tabular.jungle_, "f") is tabular.jungle_
+    with pytest.raises(TypeError, match=r"f takes a model .* JungleClassifier: pass its jungle_"):
+        checked_jungle(tabular, "f")
+    with pytest.raises(TypeError, match="fitted estimator's jungle_, or a model from load_model"):
+        checked_jungle(JungleClassifier(), "f")

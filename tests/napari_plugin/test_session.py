@@ -138,6 +138,23 @@ def test_training_refuses_hostile_layers():
         session.train(rgb, np.dstack([image.astype(np.float32)] * 3), strokes(truth), "rgb")
 
 
+def test_a_volume_without_voxel_size_has_offsets_in_voxels():
+    """napari's default scale (1 on every axis) gives no voxel size: the preset's lengths
+    (micrometres at 0.1 um a pixel) keep their reach in voxels instead of shrinking to a
+    tenth of a voxel, and the offset range is in voxels."""
+    preset = load_preset("napari_volume")
+    assert session.has_voxel_size((0.3, 0.1, 0.1)) and not session.has_voxel_size((1, 1, 1))
+    assert not session.has_voxel_size((5.0, 1, 1, 1))  # a time axis is not a voxel axis
+    assert session.offset_unit(preset, (1, 1, 1)) == 0.1
+    assert session.offset_unit(load_preset("napari"), (1, 1, 1)) == 0.1  # the volume preset's
+    assert session.offset_unit(preset, (0.5, 0.2, 0.2)) == 1.0
+    plain = session.volume_estimator(preset, 1, (1.0, 1.0, 1.0), 2, 16, 6, 15.0)
+    assert plain.features.spacing == (0.1, 0.1, 0.1)
+    assert plain.features.max_offset == pytest.approx(1.5)
+    scaled = session.volume_estimator(preset, 1, (0.5, 0.2, 0.2), 2, 16, 6, 1.5)
+    assert scaled.features.spacing == (0.5, 0.2, 0.2) and scaled.features.max_offset == 1.5
+
+
 def test_volume_parts_equal_the_whole_volume():
     from jungleseg import segment
     from jungleseg.datasets.cells3d import paint_slices, render_cell_volume

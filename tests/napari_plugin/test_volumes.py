@@ -56,6 +56,30 @@ def test_volume_mode_trains_on_two_slices_and_segments_the_volume(viewer_and_wid
     assert "segmented the volume" in widget.status.tooltip
 
 
+def test_a_stack_without_voxel_size_in_3d_mode(viewer_and_widget, finish):
+    """A z-stack opened from a plain TIFF has napari's scale 1: it opens in 2-D mode, and in
+    3-D mode the offset range is in voxels, with the preset's reach (not a tenth of a voxel);
+    a layer with a voxel size chosen next goes back to scale units."""
+    viewer, widget, errors = viewer_and_widget
+    volume, truth = cells()
+    layer = viewer.add_image(volume, name="stack")
+    widget.image.value = layer
+    assert widget.mode.value == "2-D slices"
+    widget.scribbles.value = viewer.add_labels(two_slices(truth), name="paint")
+    widget.mode.value = "3-D volume"
+    assert widget.offset_unit == "voxels" and widget.max_offset.value == pytest.approx(15)
+    widget.train()
+    finish(widget)
+    assert errors == []
+    family = widget.jungle.family
+    assert family.spacing == (0.1, 0.1, 0.1) and family.max_offset == pytest.approx(1.5)
+    assert evaluate([truth], [viewer.layers["stack segmentation"].data],
+                    [1, 2, 3]).mean_jaccard > 0.5
+    widget.image.value = viewer.add_image(volume, name="scaled", scale=SCALE)
+    assert widget.mode.value == "3-D volume" and widget.offset_unit == "scale units"
+    assert widget.max_offset.value == pytest.approx(1.5)
+
+
 def test_three_stain_layers_train_and_segment_as_channels(viewer_and_widget, finish):
     viewer, widget, errors = viewer_and_widget
     volume, truth = cells(channels=True)

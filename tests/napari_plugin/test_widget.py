@@ -72,6 +72,30 @@ def test_train_shows_segmentation_close_to_truth(viewer_and_widget, finish):
     np.testing.assert_allclose(seg.get_color(2), scribbles.get_color(2))
 
 
+def test_new_scribbles_are_ready_to_paint(viewer_and_widget, finish):
+    """A first session through the buttons: New gives a selected layer in paint mode with
+    class 1, and strokes painted there by napari train a segmentation."""
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    viewer.add_image(image, name="texture")  # chosen by the widget: the only image
+    widget.new_scribbles_button.native.click()
+    scribbles = viewer.layers["texture scribbles"]
+    assert widget.scribbles.value is scribbles and viewer.layers.selection.active is scribbles
+    assert scribbles.mode == "paint" and scribbles.selected_label == 1
+    painted = strokes(truth) > 0
+    for value in (1, 2):
+        for coords in np.argwhere(painted & (truth == value)):
+            scribbles.paint(tuple(coords), value, refresh=False)
+    widget.train_button.native.click()
+    assert widget.status.value.startswith("Computing the image's features, then training")
+    finish(widget)
+    assert errors == []
+    assert np.mean(viewer.layers["texture segmentation"].data == truth) > 0.8
+    widget.train_button.native.click()  # the image's features are kept: training only
+    assert widget.status.value.startswith("Training on your strokes")
+    finish(widget)
+
+
 def test_errors_become_notifications(viewer_and_widget):
     viewer, widget, errors = viewer_and_widget
     image, truth = stripes_and_checks()

@@ -3,7 +3,18 @@ import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
 
-from jungleseg import ColourFeatures, JungleClassifier, JungleSegmenter, segment
+from jungleseg import (
+    ColourFeatures,
+    DepthFeatures,
+    JungleClassifier,
+    JungleSegmenter,
+    evaluate_jungle,
+    segment,
+    segment_frames,
+    segment_prepared,
+    segment_to,
+    segment_volume,
+)
 from jungleseg.datasets.faces import render_faces
 from jungleseg.segmentation import checked_image
 
@@ -113,3 +124,49 @@ def test_models_without_a_record_keep_their_old_reading(grey_model):
     assert checked_image(grey[0], family, None) is grey[0]
     as_float = checked_image(grey[0].astype(np.float32), family, None)
     assert as_float.dtype == np.float32 and as_float.max() > 1
+
+
+def test_a_picture_of_the_wrong_kind_is_named(grey_model, faces):
+    """A colour picture given to a grey or a depth model is named as one (not taken for a
+    stack), in fit and in segmentation."""
+    model, _ = grey_model
+    picture = faces[0][3]
+    for call in (model.predict, lambda im: segment(model.jungle_, im, tile=16)):
+        with pytest.raises(ValueError, match=r"reads grey images \(H, W\); got an image of 3 "
+                                             r"channels, shape \(40, 48, 3\)"):
+            call(picture)
+    depth = JungleSegmenter(DepthFeatures(max_offset=0.3, focal_length=50.0), n_estimators=1,
+                            max_depth=3, samples_per_image=100, random_state=0)
+    with pytest.raises(ValueError, match=r"image 0: a depth image must be 2-D \(H, W\), got "
+                                         r"shape \(40, 48, 3\)"):
+        depth.fit(faces[0][:2], faces[1][:2])
+    millimetres = [im[..., 0].astype(np.uint16) * 10 + 500 for im in faces[0]]
+    depth.fit(millimetres[:2], faces[1][:2])
+    with pytest.raises(ValueError, match=r"reads depth frames \(H, W\); got an image of 3"):
+        depth.predict(picture)
+
+
+def test_several_images_given_for_one_point_to_segment_frames(rgb_model, faces):
+    """predict takes one image; a list of them (scikit-learn's habit) is refused, saying
+    how to segment several."""
+    with pytest.raises(ValueError, match=r"reads \(H, W, C\) images; got an array of shape "
+                                         r"\(4, 40, 48, 3\): segment images, .* one by one "
+                                         r"\(segment_frames\)"):
+        rgb_model.predict(faces[0])
+
+
+def test_the_estimator_given_for_its_model_is_named(grey_model, faces):
+    model, grey = grey_model
+    store = model.jungle_.family.prepare([grey[0]])
+    calls = {"segment": lambda m: segment(m, grey[0]),
+             "segment_frames": lambda m: list(segment_frames(m, grey[:1])),
+             "segment_to": lambda m: segment_to(m, grey[0], np.zeros(grey[0].shape, np.uint8)),
+             "segment_prepared": lambda m: segment_prepared(m, store),
+             "evaluate_jungle": lambda m: evaluate_jungle(m, grey[:1], faces[1][:1])}
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match=f"^{name} takes a model .* JungleSegmenter: pass "
+                                            "its jungle_"):
+            call(model)
+        call(model.jungle_)
+    with pytest.raises(TypeError, match="^segment_volume takes a model"):
+        segment_volume(model, np.stack(grey[:2]))

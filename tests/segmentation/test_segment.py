@@ -12,6 +12,7 @@ from jungleseg import (
     segment,
     segment_frames,
     segment_prepared,
+    segment_to,
 )
 from jungleseg._workers import threads
 from jungleseg.datasets.faces import render_faces
@@ -223,3 +224,33 @@ def test_segment_frames_equals_segment_frame_by_frame_and_names_a_bad_frame():
         next(stream)
     with pytest.raises(ValueError, match="smoothing"):
         segment_frames(jungle, frames, smoothing=-1)  # settings: before any frame is read
+
+
+def test_a_tile_that_is_no_size_is_named():
+    image, labels = textured(np.random.default_rng(0))
+    seg = JungleSegmenter(ColourFeatures(input="grey"), n_estimators=1, max_depth=3,
+                          samples_per_image=100, random_state=0).fit([image], [labels])
+    with pytest.raises(ValueError, match="tile must be a size in pixels, 'auto' or None, got "
+                                         "'big'"):
+        segment(seg.jungle_, image, tile="big")
+
+
+def test_segment_to_refuses_outputs_that_cannot_hold_the_result():
+    """Slice assignment would wrap class 300 to 44 in a uint8 array, and broadcast a
+    result into an output of another shape: both are refused, naming the array."""
+    image, labels = textured(np.random.default_rng(0))
+    labels = labels.astype(np.uint16) * 299 + 1  # classes 1 and 300
+    seg = JungleSegmenter(ColourFeatures(input="grey"), n_estimators=1, max_depth=3,
+                          samples_per_image=100, random_state=0).fit([image], [labels])
+    assert seg.classes_.max() >= 256
+    with pytest.raises(ValueError, match=f"labels is uint8, which cannot hold the label value "
+                                         f"{seg.classes_.max()}: give a uint16 array"):
+        segment_to(seg.jungle_, image, np.zeros(image.shape, np.uint8))
+    with pytest.raises(ValueError, match=r"labels is \(4, 4\); this image needs"):
+        segment_to(seg.jungle_, image, np.zeros((4, 4), np.uint16))
+    with pytest.raises(ValueError, match=r"probabilities is .*, 1\); this image needs"):
+        segment_to(seg.jungle_, image, np.zeros(image.shape, np.uint16),
+                   np.zeros((*image.shape, 1), np.float32))
+    out = np.zeros(image.shape, np.uint16)
+    segment_to(seg.jungle_, image, out)
+    np.testing.assert_array_equal(out, segment(seg.jungle_, image)[0])

@@ -115,6 +115,12 @@ def test_errors_are_named():
         seg.fit([image], [labels[:10]])
     with pytest.raises(ValueError, match="grey"):
         seg.fit([np.dstack([image] * 3)], [labels])
+    # one image and its labels instead of sequences of them
+    with pytest.raises(ValueError, match=r"labels is one label image of shape \(\d+, \d+\); "
+                                         r"fit takes a sequence .*: fit\(\[image\], \[labels\]\)"):
+        seg.fit(image, labels)
+    with pytest.raises(ValueError, match=r"got \d+ images and 1 label images \(one image: fit"):
+        seg.fit(image, [labels])
 
 
 @pytest.mark.parametrize("param, value", [("n_candidate_features", "many"),
