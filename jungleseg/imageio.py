@@ -64,11 +64,16 @@ def _read_png(path: Path) -> np.ndarray:
 
 
 def _read_jpeg(path: Path) -> np.ndarray:
+    """A JPEG upright, as its EXIF orientation says (as viewers, annotation tools and
+    OpenCV show a phone's photo), so that labels drawn on it line up."""
+    from PIL import ImageOps
+
     with _pillow_open(path) as picture:
         try:
             picture.load()
         except (OSError, SyntaxError, ValueError) as err:
             raise ValueError(f"{path}: damaged or truncated image file ({err})") from None
+        ImageOps.exif_transpose(picture, in_place=True)
         if picture.mode not in ("L", "RGB"):
             picture = picture.convert("RGB")
         return np.asarray(picture)
@@ -232,9 +237,10 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
     tile by tile; without, everything is read into memory); with the model's
     feature ``family``, also the checks that its shape suits the model (a grey model
     refuses colour pictures, an RGB model grey ones, a depth model anything but one
-    channel). With ``stacks``, a stack of the family's 2-D images (:func:`is_stack`) is
-    returned whole, (N, H, W[, C]). Raises ValueError naming the file for anything
-    unreadable, damaged or truncated, and FileNotFoundError for a missing one."""
+    channel, a volume model PNG and JPEG pictures). With ``stacks``, a stack of the
+    family's 2-D images (:func:`is_stack`) is returned whole, (N, H, W[, C]). Raises
+    ValueError naming the file for anything unreadable, damaged or truncated, and
+    FileNotFoundError for a missing one."""
     from .features import DepthFeatures
 
     path = Path(path)
@@ -249,6 +255,9 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
     image = reader(path, mmap) if reader is _read_npy else reader(path)
     if zarr and not mmap:
         image = np.asarray(image)
+    if getattr(family, "spatial_ndim", 2) == 3 and reader in (_read_png, _read_jpeg):
+        raise ValueError(f"{path}: a 2-D picture; this volume model reads volumes (TIFF "
+                         "stacks, NPY or zarr)")  # an RGB picture is no (D, H, W) volume
     if isinstance(family, DepthFeatures):
         if image.ndim != 2:
             raise ValueError(f"{path}: a depth image must have one channel, got {image.shape}")
@@ -266,17 +275,22 @@ def read_image(path: str | os.PathLike, family=None, mmap: bool = False,
                          f"{image.shape[2]} channels")
     if getattr(family, "input", None) == "rgb" and image.ndim != 3 + stack:
         raise ValueError(f"{path}: the model reads RGB images; this one is grey")
+    if getattr(family, "input", None) == "rgb" and image.shape[-1] != 3:
+        raise ValueError(f"{path}: the model reads RGB images (H, W, 3); this one has shape "
+                         f"{image.shape} (a stack of grey images, or other channels)")
     return image
 
 
 def image_files(paths) -> list[Path]:
     """The image files named by ``paths``: files as given, folders' readable images
-    sorted by name. Raises FileNotFoundError for a path that does not exist and
-    ValueError when no image is found."""
+    sorted by name (hidden files passed over, such as the ``._a.jpg`` macOS writes beside
+    ``a.jpg`` on other disks). Raises FileNotFoundError for a path that does not exist
+    and ValueError when no image is found."""
     files = []
     for p in map(Path, paths):
         if p.is_dir() and p.suffix.lower() != ZARR_SUFFIX:
             files += sorted(f for f in p.iterdir() if f.suffix.lower() in IMAGE_SUFFIXES
+                            and not f.name.startswith(".")
                             and (f.is_dir() if f.suffix.lower() == ZARR_SUFFIX
                                  else f.is_file()))
         elif p.exists():
@@ -319,7 +333,8 @@ def _colours_in(picture: np.ndarray, most: int = 6) -> str:
 def read_labels(path: str | os.PathLike) -> np.ndarray:
     """One label file as an integer array of class values: (H, W) label images or (D, H,
     W) label volumes, from PNG (grey, 16-bit or palette: the palette indices are the
-    values), TIFF, NPY or zarr. Raises ValueError naming the file for anything that is not
+    values; a grey picture saved as RGB or with alpha gives its grey values), TIFF, NPY or
+    zarr. Raises ValueError naming the file for anything that is not
     one whole class value 0..65535 per pixel (colour pictures, JPEG, floats, negative
     values), or unreadable."""
     path = Path(path)
@@ -339,10 +354,13 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
     else:
         labels = np.asarray(read_image(path))
     if labels.ndim == 3 and labels.shape[2] in (3, 4) and suffix == ".png":
-        raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label file "
-                         "holds one class value per pixel (grey or palette PNG, values 0, 1, "
-                         "2...): convert each colour to its class value (docs/guide/own-data.md, "
-                         "'Colour-coded labels')")
+        rgb = labels[..., :3]
+        if not (rgb == rgb[..., :1]).all():
+            raise ValueError(f"{path}: a colour picture ({_colours_in(labels)}); a label "
+                             "file holds one class value per pixel (grey or palette PNG, values "
+                             "0, 1, 2...): convert each colour to its class value "
+                             "(docs/guide/own-data.md, 'Colour-coded labels')")
+        labels = np.ascontiguousarray(rgb[..., 0])  # grey saved as RGB or with alpha
     if labels.dtype.kind not in "uib":
         raise ValueError(f"{path}: {labels.dtype} values; labels must be whole class values "
                          "(an integer type)")
@@ -365,9 +383,10 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
                  colours: dict | None = None) -> Path:
     """Write a label image or volume by the suffix of ``path``: ``.png`` a palette PNG
     (values 0..255, colours from :func:`class_palette`) or, for larger values, a 16-bit
-    grey PNG; ``.tif`` a TIFF, multipage for a (D, H, W) volume; ``.zarr`` a zarr array
-    (see :func:`open_label_array`). Raises OSError naming the file when it cannot be
-    written."""
+    grey PNG; ``.tif`` a TIFF, multipage for a (D, H, W) volume, palette as the PNG (so
+    that viewers show classes 1, 2... in colour, not as near-black greys) or 16-bit grey;
+    ``.zarr`` a zarr array (see :func:`open_label_array`). Raises OSError naming the file
+    when it cannot be written."""
     import cv2
     from PIL import Image
 
@@ -388,8 +407,9 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
             if suffix in (".tif", ".tiff"):
                 import tifffile
 
-                tifffile.imwrite(tmp, labels.astype(dtype), photometric="minisblack",
-                                 compression="zlib")
+                colour = {"photometric": "palette", "colormap": class_palette(colours).T
+                          * np.uint16(257)} if dtype == np.uint8 else {"photometric": "minisblack"}
+                tifffile.imwrite(tmp, labels.astype(dtype), compression="zlib", **colour)
             elif dtype == np.uint8:
                 picture = Image.fromarray(labels.astype(np.uint8, copy=False), mode="P")
                 picture.putpalette(class_palette(colours).ravel().tolist())

@@ -58,6 +58,21 @@ def test_truncated_files_are_errors_naming_the_file(picture, tmp_path, suffix):
             read_image(path)
 
 
+def test_a_jpeg_is_read_upright_as_its_exif_orientation_says(tmp_path):
+    """A phone's photo is stored sideways with an EXIF orientation that viewers apply:
+    read as they show it (and as OpenCV reads it), so that labels drawn on it fit."""
+    upright = np.zeros((32, 48, 3), np.uint8)
+    upright[:8, :8] = 255  # a white top-left corner
+    sideways = Image.fromarray(upright).transpose(Image.Transpose.ROTATE_90)
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 degrees clockwise to display"
+    sideways.save(tmp_path / "phone.jpg", exif=exif, quality=95)
+    read = read_image(tmp_path / "phone.jpg")
+    assert read.shape == upright.shape
+    assert read[:8, :8].min() > 200 and read[-8:, -8:].max() < 50
+    assert cv2.imread(str(tmp_path / "phone.jpg")).shape == upright.shape  # as OpenCV reads
+
+
 def test_shape_checks_and_paths(picture, tmp_path):
     cv2.imwrite(str(tmp_path / "g.png"), picture[:, :, 0])
     with pytest.raises(ValueError, match="reads RGB images; this one is grey"):
@@ -65,12 +80,19 @@ def test_shape_checks_and_paths(picture, tmp_path):
     np.save(tmp_path / "c.npy", picture)
     with pytest.raises(ValueError, match="reads grey images"):
         read_image(tmp_path / "c.npy", ColourFeatures(input="grey"))
+    stack = tmp_path / "stack" / "z.npy"
+    stack.parent.mkdir()
+    np.save(stack, np.full((24, 30, 40), 2.0))  # a float z-stack, not RGB: its shape says so
+    with pytest.raises(ValueError, match=r"z.npy: the model reads RGB images \(H, W, 3\); "
+                                         r"this one has shape \(24, 30, 40\)"):
+        read_image(stack, ColourFeatures())
     with pytest.raises(ValueError, match="is a folder"):
         read_image(tmp_path)
     with pytest.raises(FileNotFoundError):
         read_image(tmp_path / "missing.png")
     with pytest.raises(ValueError, match="no images"):
         image_files([tmp_path / "empty"] if (tmp_path / "empty").mkdir() is None else [])
+    (tmp_path / "._g.png").write_bytes(b"\0\5\26\7")  # macOS' AppleDouble file: hidden
     assert [p.name for p in image_files([tmp_path])] == ["c.npy", "g.png"]
 
 
@@ -88,6 +110,24 @@ def test_label_pngs_are_palette_images_of_the_class_values(tmp_path):
     assert back.dtype == np.uint16 and back.tolist() == [[0, 300]]
     with pytest.raises(OSError, match="could not write"):
         write_labels(tmp_path / "missing" / "l.png", labels)
+
+
+def test_label_tiffs_are_palette_images_of_the_class_values(tmp_path):
+    """A label volume (or stack) written as TIFF carries the class colours on every page,
+    as a label PNG does, and reads back as the class values; values above 255 stay 16-bit
+    grey."""
+    labels = np.array([[[0, 1], [2, 3]], [[3, 2], [1, 0]], [[1, 1], [2, 2]]], np.uint8)
+    path = write_labels(tmp_path / "v.tif", labels, {"1": [255, 0, 0]})
+    with tifffile.TiffFile(path) as tiff:
+        assert len(tiff.pages) == 3
+        assert all(page.photometric == tifffile.PHOTOMETRIC.PALETTE for page in tiff.pages)
+        assert tiff.pages[2].colormap[:, 1].tolist() == [65535, 0, 0]
+    np.testing.assert_array_equal(read_labels(path), labels)
+    np.testing.assert_array_equal(tifffile.imread(path), labels)  # indices, not colours
+    wide = write_labels(tmp_path / "w.tif", labels.astype(np.uint16) * 300)
+    with tifffile.TiffFile(wide) as tiff:
+        assert tiff.pages[0].photometric == tifffile.PHOTOMETRIC.MINISBLACK
+    np.testing.assert_array_equal(read_labels(wide), labels.astype(np.uint16) * 300)
 
 
 @pytest.mark.parametrize("name", ["l.png", "w.png", "v.tif"])
@@ -128,6 +168,29 @@ def test_a_colour_coded_label_png_is_an_error_listing_its_colours(tmp_path):
     Image.fromarray(many).save(tmp_path / "many.png")
     with pytest.raises(ValueError, match=r"#0c0d0e, #0f1011, \.\.\. 10 in all\)"):
         read_labels(tmp_path / "many.png")
+
+
+@pytest.mark.parametrize("mode", ["LA", "RGB", "RGBA"])
+def test_a_grey_label_png_with_alpha_or_in_rgb_reads_its_grey_values(tmp_path, mode):
+    """Masks exported with an alpha channel, or as RGB, by painting programs are grey
+    pictures, not colour-coded ones: their grey values are the classes."""
+    labels = np.array([[0, 1, 2], [255, 1, 0]], np.uint8)
+    Image.fromarray(labels).convert(mode).save(tmp_path / "m.png")
+    read = read_labels(tmp_path / "m.png")
+    assert read.shape == labels.shape and read.flags.c_contiguous
+    np.testing.assert_array_equal(read, labels)
+
+
+def test_a_volume_model_refuses_pictures(tmp_path):
+    """An RGB picture is (H, W, 3), a volume's shape: a volume model refuses PNG and JPEG
+    files rather than segment one as H slices of W x 3 voxels."""
+    picture = np.zeros((16, 20, 3), np.uint8)
+    for name in ("p.png", "p.jpg"):
+        Image.fromarray(picture).save(tmp_path / name)
+        with pytest.raises(ValueError, match=f"{name}: a 2-D picture; this volume model"):
+            read_image(tmp_path / name, VolumeFeatures())
+    tifffile.imwrite(tmp_path / "v.tif", np.zeros((5, 16, 20), np.uint8))
+    assert read_image(tmp_path / "v.tif", VolumeFeatures()).shape == (5, 16, 20)
 
 
 def test_stacks_of_two_dimensional_images(tmp_path):

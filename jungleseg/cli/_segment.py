@@ -15,7 +15,9 @@ LABEL_SUFFIX = ".png"
 
 def label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path, Path]]:
     """(input, label file) pairs: ``--out`` ending in .png (.tif for volumes, or .zarr)
-    names the one label file; else it is a folder for ``<name><suffix>`` files."""
+    names the one label file; else it is a folder for ``<name><suffix>`` files, and two
+    inputs of one name (``a.jpg`` and ``a.png``, or from two folders) are an error, as
+    the second would overwrite the first's labels."""
     from ..imageio import IMAGE_SUFFIXES
 
     if out.suffix.lower() in (suffix, ".zarr") or out.name.lower().endswith(".tiff"):
@@ -26,9 +28,14 @@ def label_targets(files: list[Path], out: Path, suffix: str) -> list[tuple[Path,
     if out.suffix.lower() in IMAGE_SUFFIXES:
         raise ValueError(f"--out {out}: labels are written as {suffix[1:].upper()} (or zarr); "
                          f"give NAME{suffix}, NAME.zarr or a folder")
+    names = [f"{f.name[:-len(f.suffix)] if f.suffix else f.name}{suffix}" for f in files]
+    first: dict[str, Path] = {}
+    for f, name in zip(files, names):
+        if first.setdefault(name, f) != f:
+            raise ValueError(f"{first[name]} and {f} would both be segmented to {out / name}; "
+                             "rename one, or segment them into different --out folders")
     folder = writable_folder(out, "--out")
-    return [(f, folder / f"{f.name[:-len(f.suffix)] if f.suffix else f.name}{suffix}")
-            for f in files]
+    return [(f, folder / name) for f, name in zip(files, names)]
 
 
 def cmd_segment(args: argparse.Namespace) -> int:
@@ -89,8 +96,8 @@ def cmd_segment(args: argparse.Namespace) -> int:
     done = len(targets) - failed
     compiled = (f"; compiling kernels took {compiling.seconds:.1f} s more, first run only"
                 if compiling.seconds >= 0.05 else "")
-    say(args, f"segmented {done} images ({pixels / seconds / 1e6:.2f} Mpx/s{compiled}) -> "
-              f"{args.out}")
+    say(args, f"segmented {done} image{'s' * (done != 1)} ({pixels / seconds / 1e6:.2f} "
+              f"Mpx/s{compiled}) -> {args.out}")
     if failed and len(targets) > 1:
         error(f"{failed} of {len(targets)} images failed (each reported above); "
               f"{done} segmented")
@@ -140,4 +147,5 @@ def naming(path: Path, err: BaseException) -> str:
     """The error's first line, starting with the file it concerns."""
     text = str(err).splitlines()[0] if str(err) else type(err).__name__
     text = text.removeprefix("image: ")  # segmentation's name for the array
+    text = text.removeprefix(f"{path.resolve()}: ")  # a cluster worker's name for the file
     return text if text.startswith(str(path)) else f"{path}: {text}"

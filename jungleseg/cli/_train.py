@@ -75,7 +75,7 @@ def user_split(args, family, classes=None, ignore=()):
     try:
         split = load_folders(*folders, family, args.n, ignore=ignore)
     except ValueError as err:
-        raise ValueError(_with_input_hint(str(err), family)) from None
+        raise ValueError(_with_input_hint(str(err), family, folders)) from None
     if classes is None:
         values = sorted(split.class_names)
         files = [label for _, label in paired_files(*folders)[:args.n]]
@@ -84,16 +84,30 @@ def user_split(args, family, classes=None, ignore=()):
     return split
 
 
-def _with_input_hint(message: str, family) -> str:
-    """A grey preset given colour pictures: say which setting to change."""
-    wants = getattr(family, "input", None)
-    if wants == "grey" and "grey image" in message:
-        return (f"{message}; this preset reads grey images: for colour pictures add "
-                "--set features.input=rgb")
-    if wants == "rgb" and "RGB image" in message:
-        return (f"{message}; this preset reads RGB pictures: for grey images add "
-                "--set features.input=grey")
-    return message
+def _with_input_hint(message: str, family, folders: tuple[Path, Path]) -> str:
+    """A preset given pictures of the other kind (colour or grey): say which setting to
+    change or, when the images before the one refused were of the preset's kind (a grey
+    picture among colour photos), to convert that one. Images of channels other than
+    RGB's three (stains) are read by the napari preset's channels input."""
+    import re
+
+    from ..datasets.folders import paired_files
+
+    kinds = {"grey": ("grey", "grey images", "colour pictures", "rgb"),
+             "rgb": ("RGB", "RGB pictures", "grey images", "grey")}
+    kind = kinds.get(getattr(family, "input", None))
+    if kind is None or f"model reads {kind[0]} images; this one" not in message:
+        return message
+    name, preset_reads, other, setting = kind
+    if not message.startswith(f"{paired_files(*folders)[0][0]}:"):
+        return f"{message}; the images before it are {name}: save this one as {name} too"
+    stains = re.search(r"this one has (\d+) channels", message)
+    if stains and int(stains[1]) != 3:
+        return (f"{message}; for images of {stains[1]} channels train the napari preset "
+                f"with --set features.input=channels features.n_channels={stains[1]} "
+                "features.gradient=false")
+    return (f"{message}; this preset reads {preset_reads}: for {other} add --set "
+            f"features.input={setting}")
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -101,6 +115,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     images and labels paired by name; save the model."""
     from ..config import parse_overrides
     from ..datasets import load_benchmark
+    from ..datasets.folders import looks_like_instances
     from ._presets import load_named_config
 
     out = writable_file(args.out, "--out")
@@ -117,6 +132,12 @@ def cmd_train(args: argparse.Namespace) -> int:
                          f"for {config.dataset!r} (use benchmarks/uci.py for tabular sets)")
     estimator = config.estimator()
     split = user_split(args, estimator._family(), ignore=estimator.ignore)
+    if split is not None and looks_like_instances(split.labels, estimator.ignore):
+        ids = len([v for v in split.class_names if v not in estimator.ignore])
+        warn(f"the labels hold {ids} values, each one region of one image: "
+             "they look like object ids (an instance mask), and training learns a class per "
+             "object. Give each pixel its class instead (for objects on a background: 1 "
+             "where the ids are above 0)")
     dataset = None
     if split is None:
         if config.dataset == "napari":

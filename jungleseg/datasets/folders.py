@@ -6,7 +6,8 @@ them.
 Every file is accounted for: a file of a type that cannot be read, two files of one name,
 an image without labels or labels without an image, and an image whose size differs from
 its labels' are each an error naming the file; nothing is skipped. Hidden files (names
-starting with ``.``, such as ``.DS_Store``) are not data and are passed over.
+starting with ``.``, such as ``.DS_Store``) and the files Windows leaves in folders
+(``Thumbs.db``, ``desktop.ini``) are not data and are passed over.
 """
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ from . import Split
 
 #: Files of class names and colours that a labels folder may hold beside the labels.
 CLASS_FILES = ("classes.yaml", "classes.yml", "classes.txt")
+
+#: Files a file manager leaves in folders (Windows' thumbnail cache and folder settings).
+SYSTEM_FILES = ("thumbs.db", "desktop.ini")
+
+#: Label values, at least this many, each one region of one label image: object ids.
+INSTANCE_VALUES = 16
 
 #: Suffixes of label files (JPEG is lossy, so not among them).
 LABEL_FILE_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".zarr")
@@ -55,12 +62,13 @@ def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path
         raise ValueError(f"{folder}: no such folder (of {what})")
     found: dict[str, Path] = {}
     for path in sorted(folder.iterdir()):
-        if path.name.startswith(".") or path.name.lower() in CLASS_FILES:
-            continue  # hidden files, and the class names of the command line's --classes
+        if path.name.startswith(".") or path.name.lower() in CLASS_FILES + SYSTEM_FILES:
+            continue  # hidden and system files, and the class names of --classes
         suffix = path.suffix.lower()
         readable = suffix in suffixes and (path.is_dir() == (suffix == ZARR_SUFFIX))
         if not readable:
-            kind = "a folder" if path.is_dir() else f"not {what[:-1]} file"
+            kind = ("a folder" if path.is_dir() else
+                    "not an image file" if what == "images" else "not a label file")
             raise ValueError(f"{path}: {kind}; {what} folders hold only "
                              f"{', '.join(suffixes)} files (move it out)")
         name = path.name[:-len(path.suffix)]
@@ -158,3 +166,32 @@ def _add_slices(split: Split, stack: np.ndarray, label: np.ndarray, image_path: 
     for z in np.flatnonzero(~unlabelled.all(axis=(1, 2))):
         split.images.append(np.ascontiguousarray(stack[z]))
         split.labels.append(label[z])
+
+
+def looks_like_instances(labels: Sequence[np.ndarray], ignore: Sequence[int] = ()) -> bool:
+    """Whether label images hold object ids (an instance mask, one value per nucleus or
+    cell) rather than classes: at least :data:`INSTANCE_VALUES` values outside ``ignore``,
+    each found in one label image only and there, for nine in ten of them, as one
+    connected region. Training on them would learn a class per object.
+
+    Examples
+    --------
+    >>> ids = np.kron(np.arange(20).reshape(4, 5), np.ones((3, 3), np.uint16))
+    >>> looks_like_instances([ids], ignore=(0,)), looks_like_instances([ids % 2], ignore=(0,))
+    (True, False)
+    """
+    from scipy import ndimage
+
+    image_of: dict[int, int] = {}
+    for k, label in enumerate(labels):
+        for value in np.unique(label):
+            if int(value) not in ignore and image_of.setdefault(int(value), k) != k:
+                return False  # a value in two images: a class
+    if len(image_of) < INSTANCE_VALUES:
+        return False
+    regions = 0
+    for k, label in enumerate(labels):
+        boxes = ndimage.find_objects(label)
+        for value in (v for v, i in image_of.items() if i == k and v > 0):
+            regions += ndimage.label(label[boxes[value - 1]] == value)[1] == 1
+    return regions >= 0.9 * len(image_of)

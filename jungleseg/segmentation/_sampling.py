@@ -104,7 +104,7 @@ def trained_classes(values: np.ndarray, ignore) -> np.ndarray:
     """The label values training learns: the distinct ``values`` of every label image less
     the never-trained ones (``ignore``). Raises ValueError when fewer than two are left,
     naming the values set aside as unlabelled, the usual cause (a 0/1 mask under a preset
-    where 0 means unpainted).
+    where 0 means unpainted, a 0/255 mask under one where 255 means unknown).
 
     Examples
     --------
@@ -114,8 +114,10 @@ def trained_classes(values: np.ndarray, ignore) -> np.ndarray:
     classes = np.array([v for v in values if int(v) not in ignore])
     if classes.size < 2:
         unlabelled = [int(v) for v in values if int(v) in ignore]
+        renumber = ("number the classes from 1" if unlabelled == [0] else
+                    f"give the classes values other than {', '.join(map(str, unlabelled))}")
         hint = (f"; label value {unlabelled} means unlabelled here and is never trained on: "
-                "number the classes from 1, or train with ignore=() (command line: --set "
+                f"{renumber}, or train with ignore=() (command line: --set "
                 "sampling.ignore=[])" if unlabelled else "")
         raise ValueError(f"need labels of at least two classes, found {classes.tolist()}"
                          f"{hint}")

@@ -190,7 +190,7 @@ def segment_frames(jungle: Jungle, frames: Iterable[ArrayLike], smoothing: int |
             _check_planar(jungle, np.shape(frame))
             return _segment_window(jungle, frame, None, smoothing, probabilities)
         except ValueError as err:
-            raise ValueError(f"frame {k}: {err}") from err
+            raise ValueError(f"frame {k}: {str(err).removeprefix('image: ')}") from err
 
     return ordered_map(one, enumerate(frames))
 

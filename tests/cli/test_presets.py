@@ -2,6 +2,7 @@
 saying what it is for."""
 from pathlib import Path
 
+import cv2
 import pytest
 
 from jungleseg.cli._presets import config_path, preset_description, preset_table
@@ -58,6 +59,38 @@ def test_colour_pictures_with_a_grey_preset_get_a_hint(tmp_path):
     assert "--set features.input=rgb" in line
     run("train", "napari", "--data", data, "--out", tmp_path / "m.h5", *TINY,
         "features.input=rgb")
+
+
+def test_images_of_two_stains_get_a_hint_that_trains(tmp_path):
+    """Two channels are neither grey nor RGB: the hint names settings that do train."""
+    import numpy as np
+
+    data = own_folders(tmp_path / "mine", n=2)
+    for image in sorted((data / "images").iterdir()):
+        picture = cv2.imread(str(image))
+        image.unlink()
+        np.save(image.with_suffix(".npy"), picture[..., :2])
+    line = one_line_error(run("train", "microscopy", "--data", data, "--out",
+                              tmp_path / "m.h5", *TINY, ok=False))
+    hint = "train the napari preset with --set "
+    assert "this one has 2 channels; for images of 2 channels " + hint in line
+    settings = line.split(hint)[1].split()
+    assert settings == ["features.input=channels", "features.n_channels=2",
+                        "features.gradient=false"]
+    run("train", "napari", "--data", data, "--out", tmp_path / "m.h5", *TINY, *settings)
+
+
+def test_a_grey_picture_among_colour_photos_gets_its_own_hint(tmp_path):
+    """One grey JPEG in a folder of colour photos: convert it, not the preset (whose
+    features.input=grey would refuse every other photo)."""
+    data = own_folders(tmp_path / "mine", n=3)
+    grey = cv2.imread(str(data / "images" / "img2.png"), cv2.IMREAD_GRAYSCALE)
+    (data / "images" / "img2.png").unlink()
+    cv2.imwrite(str(data / "images" / "img2.jpg"), grey)
+    line = one_line_error(run("train", "stanford", "--data", data, "--out",
+                              tmp_path / "m.h5", *TINY, ok=False))
+    assert "img2.jpg: the model reads RGB images; this one is grey; the images before it are "\
+        "RGB: save this one as RGB too" in line and "features.input" not in line
 
 
 def test_a_preset_name_wins_over_a_data_folder_of_that_name(tmp_path, monkeypatch):

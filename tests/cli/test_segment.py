@@ -18,11 +18,17 @@ def test_label_targets(tmp_path):
         label_targets(files, tmp_path / "x.png", ".png")
     with pytest.raises(ValueError, match="labels are written as PNG"):
         label_targets(files[:1], tmp_path / "x.jpg", ".png")
+    with pytest.raises(ValueError, match=r"a.png and a.jpg would both be segmented to "
+                                         r".*dup.a\.png; rename one"):
+        label_targets([Path("a.png"), Path("a.jpg")], tmp_path / "dup", ".png")
+    assert not (tmp_path / "dup").exists()  # refused before anything is made
 
 
 def test_naming_puts_the_file_first():
     assert naming(Path("a.png"), ValueError("image: bad\nmore")) == "a.png: bad"
     assert naming(Path("a.png"), ValueError("a.png: truncated")) == "a.png: truncated"
+    worker = ValueError(f"{Path('a.png').resolve()}: truncated")  # tasks get absolute paths
+    assert naming(Path("a.png"), worker) == "a.png: truncated"
 
 
 def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
@@ -40,6 +46,7 @@ def test_the_speed_figure_leaves_out_compiling(trained, monkeypatch):
         done = run("segment", model, image, "--out", folder / "warm.png", quiet=False)
         warm = done.stdout + done.stderr
     assert "Mpx/s)" in warm and "compiling kernels took" not in warm
+    assert "segmented 1 image (" in warm  # one image, not '1 images'
 
     @contextlib.contextmanager
     def slow_compile():  # as if the kernels took 30 s to compile during the run

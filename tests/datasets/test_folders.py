@@ -13,8 +13,13 @@ from PIL import Image
 
 from jungleseg import VolumeFeatures, load_model
 from jungleseg.datasets.faces import render_faces
-from jungleseg.datasets.folders import load_folders, paired_files, user_folders
-from jungleseg.imageio import read_labels
+from jungleseg.datasets.folders import (
+    load_folders,
+    looks_like_instances,
+    paired_files,
+    user_folders,
+)
+from jungleseg.imageio import read_image, read_labels
 from tests.cli.test_commands import FAST, one_line_error, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,6 +86,48 @@ def test_sixteen_bit_labels_and_jpeg_images(tmp_path):
     assert np.array_equal(read_labels(tmp_path / "labels" / "a.png"), labels)
 
 
+def test_hidden_and_system_files_are_passed_over(user_data, tmp_path):
+    """What file managers leave in a folder (macOS' .DS_Store, Windows' Thumbs.db and
+    desktop.ini) is not data: the folders pair as without it."""
+    data = copy_data(user_data, tmp_path)
+    pairs = paired_files(data / "images", data / "labels")
+    for folder in ("images", "labels"):
+        for name in (".DS_Store", "Thumbs.db", "desktop.ini"):
+            (data / folder / name).write_bytes(b"\0")
+    assert paired_files(data / "images", data / "labels") == pairs
+
+
+def test_instance_masks_are_told_apart_from_classes():
+    """Object ids (each value one blob of one image, as StarDist or Cellpose write them)
+    against class maps: many classes that recur across images or regions, or few ids."""
+    rng = np.random.default_rng(0)
+    ids = np.kron(rng.permutation(30).reshape(5, 6), np.ones((4, 4), np.uint16))
+    assert looks_like_instances([ids], ignore=(0,))
+    assert looks_like_instances([np.stack([ids, ids])], ignore=(0,))  # a 3-D object per id
+    assert looks_like_instances([ids, ids + 100], ignore=(0,))  # ids of their own per image
+    assert not looks_like_instances([ids, ids], ignore=(0,))  # values recur: classes
+    assert not looks_like_instances([ids % 12], ignore=(0,))  # 11 values: too few to say
+    stripes = np.tile(np.repeat(np.arange(20, dtype=np.uint16), 2), (4, 3))
+    assert not looks_like_instances([stripes])  # each class in three regions
+
+
+def test_training_on_an_instance_mask_warns(user_data, tmp_path):
+    data = copy_data(user_data, tmp_path)
+    for label in (data / "labels").iterdir():
+        label.unlink()
+    for image in (data / "images").iterdir():
+        height, width = read_image(image).shape[:2]
+        blocks = np.arange(1, 33, dtype=np.uint16).reshape(4, 8) + 40 * int(image.stem[-1])
+        ids = np.zeros((height, width), np.uint16)
+        ids[:height // 4 * 4, :width // 8 * 8] = np.kron(blocks, np.ones((height // 4,
+                                                                           width // 8), np.uint16))
+        cv2.imwrite(str(data / "labels" / f"{image.stem}.png"), ids)
+    done = run("train", "configs/faces.yaml", "--data", data, "--out", tmp_path / "m.h5",
+               *FAST, "--n", "2")
+    assert "warning: the labels hold 64 values, each one region of one image: they look " \
+        "like object ids" in done.stderr
+
+
 def test_user_folders_of_the_command_line(user_data):
     assert user_folders(data=user_data) == (user_data / "images", user_data / "labels")
     assert user_folders(data=user_data / "images") is None
@@ -108,7 +155,8 @@ def test_train_evaluate_segment_on_user_folders(user_data, tmp_path):
      or (d / "labels" / "face0.png").unlink(), "face0.npy: labels of size 4x4"),
     (lambda d: np.save(d / "labels" / "extra.npy", np.zeros((4, 4), np.uint8)),
      "extra.npy: no image named extra"),
-    (lambda d: (d / "images" / "notes.txt").write_text("x"), "notes.txt: not"),
+    (lambda d: (d / "images" / "notes.txt").write_text("x"), "notes.txt: not an image file;"),
+    (lambda d: (d / "labels" / "notes.txt").write_text("x"), "notes.txt: not a label file;"),
 ])
 def test_train_errors_name_the_file(user_data, tmp_path, damage, message):
     data = copy_data(user_data, tmp_path)

@@ -112,5 +112,8 @@ def test_trained_classes_say_when_the_unlabelled_value_left_one_class():
     with pytest.raises(ValueError, match=r"found \[1\]; label value \[0\] means unlabelled.*"
                                          r"sampling\.ignore=\[\]"):
         trained_classes(np.array([0, 1]), {0})
+    with pytest.raises(ValueError, match=r"found \[0\]; label value \[255\] means unlabelled "
+                                         r".*: give the classes values other than 255, or"):
+        trained_classes(np.array([0, 255]), {255})  # a 0/255 mask: not 'from 1'
     with pytest.raises(ValueError, match=r"found \[3\]$"):  # nothing set aside: no hint
         trained_classes(np.array([3]), {0})

@@ -219,6 +219,9 @@ def test_segment_frames_equals_segment_frame_by_frame_and_names_a_bad_frame():
     next(stream)
     with pytest.raises(ValueError, match="^frame 2: an 8-bit depth image"):
         next(stream)
+    stream = segment_frames(jungle, [frames[0].astype(np.complex64)], probabilities=False)
+    with pytest.raises(ValueError, match="^frame 0: complex values"):  # not 'frame 0: image:'
+        next(stream)
     with pytest.raises(ValueError, match="smoothing"):
         segment_frames(jungle, frames, smoothing=-1)  # settings: before any frame is read
 
