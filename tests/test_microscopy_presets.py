@@ -33,8 +33,9 @@ def test_preset_trains_and_segments_real_crops(data_root, tmp_path, preset, plan
     images, labels = crops(data_root, tmp_path, planar)
     model = tmp_path / "model.h5"
     spacing = [] if planar else ["--set", "features.spacing=[0.235, 0.15, 0.15]"]
-    run("train", REPO / "configs" / f"{preset}.yaml", "--images", images, "--labels", labels,
-        "--out", model, *FAST, *spacing)
+    said = run("train", REPO / "configs" / f"{preset}.yaml", "--images", images,
+               "--labels", labels, "--out", model, *FAST, *spacing, quiet=False)
+    assert f"trained on 2 {'images' if planar else 'volumes'} in" in said.stdout
     out = tmp_path / "out"
     run("segment", model, images / "crop1.tif", "--out", out)
     segmented = sorted(out.glob("crop1*"))

@@ -156,6 +156,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     with cluster(args) as client:
         seconds = train_model(estimator, split, args, client, limit)
     path = save_or_rescue(with_metadata(estimator, split, dataset), Path(out))
-    say(args, f"trained on {len(split.images)} images in {seconds:.1f} s: "
+    kind = "volume" if estimator._family().spatial_ndim == 3 else "image"
+    count = len(split.images)
+    say(args, f"trained on {count} {kind}{'' if count == 1 else 's'} in {seconds:.1f} s: "
               f"{estimator.node_count_} nodes, {estimator.model_bytes_} bytes -> {path}")
     return 0
