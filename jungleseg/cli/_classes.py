@@ -174,6 +174,12 @@ def tab20_colours(n: int) -> list[list[int]]:
     return [[round(255 * c) for c in cycle[i % len(cycle)][:3]] for i in range(n)]
 
 
+def given_classes(given: Sequence[str]) -> dict[int, dict]:
+    """The classes ``--classes`` names: ``VALUE:NAME[:COLOUR]`` items, or one class file."""
+    one_file = len(given) == 1 and Path(given[0]).suffix.lower() in (".yaml", ".yml", ".txt")
+    return read_class_file(given[0]) if one_file else parse_items(given)
+
+
 def class_names_and_colours(values: Sequence[int], given: Sequence[str] | None,
                             labels_folder: str | Path | None,
                             label_files: Sequence[str | Path] = ()
@@ -183,9 +189,7 @@ def class_names_and_colours(values: Sequence[int], given: Sequence[str] | None,
     palettes of ``label_files``; the value and a ``tab20`` colour for the rest."""
     sources: list[dict[int, dict]] = []
     if given:
-        one_file = len(given) == 1 and Path(given[0]).suffix.lower() in (
-            ".yaml", ".yml", ".txt")
-        sources.append(read_class_file(given[0]) if one_file else parse_items(given))
+        sources.append(given_classes(given))
     near = class_file_near(labels_folder) if labels_folder is not None else None
     if near is not None:
         sources.append(read_class_file(near))

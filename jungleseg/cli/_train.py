@@ -67,7 +67,7 @@ def user_split(args, family, classes=None, ignore=()):
     2-D images, its slices with labels outside ``ignore``. When training (``classes``
     None), the classes get names and colours (:mod:`._classes`)."""
     from ..datasets.folders import load_folders, paired_files, user_folders
-    from ._classes import class_names_and_colours
+    from ._classes import class_names_and_colours, given_classes
 
     folders = user_folders(args.images, args.labels, args.data)
     if folders is None:
@@ -78,6 +78,11 @@ def user_split(args, family, classes=None, ignore=()):
         raise ValueError(_with_input_hint(str(err), family, folders)) from None
     if classes is None:
         values = sorted(split.class_names)
+        given = getattr(args, "classes", None)
+        unheld = sorted(set(given_classes(given)) - set(values) - set(ignore)) if given else []
+        if unheld:
+            warn(f"--classes names {', '.join(map(str, unheld))}, which no label image holds "
+                 f"(they hold {', '.join(map(str, values))}): check the values")
         files = [label for _, label in paired_files(*folders)[:args.n]]
         split.class_names, split.class_colours = class_names_and_colours(
             values, getattr(args, "classes", None), folders[1], files)

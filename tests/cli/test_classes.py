@@ -129,3 +129,15 @@ def test_a_generated_folder_names_its_classes(tmp_path):
     info = json.loads(run("info", model, "--json").stdout)
     assert info["classes"]["1"] == "skin" and info["classes"]["2"] == "hair"
     assert info["metadata"]["class_colours"]["2"] == CLASS_COLOURS[2].tolist()
+
+
+def test_classes_no_label_holds_are_named_in_a_warning(tmp_path):
+    """A typo in ``--classes`` (a value the labels do not hold) is said, not dropped in
+    silence."""
+    data = own_folders(tmp_path / "mine", n=4, palette="grey")
+    said = run("train", "stanford", "--data", data, "--out", tmp_path / "m.h5", *TINY,
+               "--classes", "1:skin", "9:hair", quiet=False)
+    assert "--classes names 9, which no label image holds (they hold 0, 1, 2, " in said.stderr
+    said = run("train", "stanford", "--data", data, "--out", tmp_path / "m.h5", *TINY,
+               "--classes", "1:skin", "2:hair", quiet=False)
+    assert "--classes names" not in said.stderr
