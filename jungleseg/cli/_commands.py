@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from ._evaluate import cmd_evaluate
 from ._outputs import save_or_rescue, writable_folder
@@ -50,6 +51,22 @@ def cmd_presets(args: argparse.Namespace) -> int:
     return 0
 
 
+def refuse_stale_files(out: Path, subfolders: list[str], n: int) -> None:
+    """Refuse an ``--out`` whose sub-folders hold files that writing ``n`` items
+    (``000000.png`` ...) would leave beside them: a training run would read both sets."""
+    written = {f"{i:06d}.png" for i in range(n)}
+    for sub in subfolders:
+        folder = out / sub
+        stale = sorted(p.name for p in folder.iterdir()
+                       if p.name not in written and not p.name.startswith(".")
+                       ) if folder.is_dir() else []
+        if stale:
+            raise ValueError(f"--out {out}: {folder} already holds {len(stale)} other "
+                             f"file{'s' if len(stale) > 1 else ''} ({', '.join(stale[:3])}"
+                             f"{', ...' if len(stale) > 3 else ''}) that would be mixed with "
+                             "the new ones: give a new or empty folder")
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     """Render a synthetic data set to a folder."""
     try:
@@ -58,7 +75,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         raise ValueError(f"--size {args.size!r}: expected HEIGHTxWIDTH, e.g. 240x320") from None
     if args.n < 1:
         raise ValueError(f"--n must be at least 1, got {args.n}")
-    writable_folder(args.out, "--out")
+    out = writable_folder(args.out, "--out")
+    refuse_stale_files(out, ["depth" if args.what == "kinect" else "images", "labels"], args.n)
     if args.what == "kinect":
         from ..datasets.kinect import render_frames, save_frames
 

@@ -465,6 +465,19 @@ def test_generate_kinect(tmp_path):
     assert depth.dtype == np.uint16 and depth.shape == (60, 80)
 
 
+def test_generate_again_into_a_folder(tmp_path):
+    """The same command again rewrites its files; fewer into the same folder would leave
+    the old ones to be read with the new, so it is refused before anything is written."""
+    out = tmp_path / "faces"
+    run("generate", "faces", "--n", 3, "--size", "48x64", "--out", out)
+    before = (out / "images" / "000000.png").read_bytes()
+    run("generate", "faces", "--n", 3, "--size", "48x64", "--out", out)
+    line = one_line_error(run("generate", "faces", "--n", 2, "--size", "32x32", "--seed", 1,
+                              "--out", out, ok=False))
+    assert "already holds 1 other file (000002.png)" in line and "new or empty" in line
+    assert (out / "images" / "000000.png").read_bytes() == before  # nothing overwritten
+
+
 @pytest.mark.parametrize("args, message", [
     (("info", "missing.h5"), "no such model file"),
     (("info", "tests"), "is a folder, not a model file"),
