@@ -29,6 +29,7 @@ import numpy as np
 from ..features import ColourFeatures, ImageStore
 from ..features._quantise import Quantiser, affine_quantiser
 from ..jungle import Jungle
+from ._sampling import TooFewClasses
 
 #: Side of the squares a single training image is cut into for its folds, in pixels.
 BLOCK = 16
@@ -175,7 +176,9 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
 
     Folds are images, or with fewer images than folds squares of them (:func:`fold_of`);
     a fold model trains on the other folds' labels only, read from ``store``
-    (:func:`store_subset`: no store of its own)."""
+    (:func:`store_subset`: no store of its own). Where those show one class (a few
+    strokes), the fold's maps say that class, as a model of it would; where they show
+    none, every class alike."""
     n = len(inputs)
     fold_maps = fold_of([np.shape(lab) for lab in labels], folds, seed)
     hidden = _UNUSED
@@ -184,15 +187,26 @@ def out_of_fold(model, inputs: list, labels: list, store: ImageStore, classes: n
     for f in range(folds):
         mine = [np.asarray(fold == f) for fold in fold_maps]
         rest = [i for i in range(n) if not mine[i].all()]
-        part = part_model.fit([inputs[i] for i in rest],
-                              [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
-                               for i in rest], store=store_subset(store, rest))
-        columns = np.searchsorted(classes, part.classes_)
+        part, seen = None, np.empty(0, classes.dtype)
+        try:
+            if rest:
+                part = part_model.fit(
+                    [inputs[i] for i in rest],
+                    [np.where(mine[i], np.int32(hidden), np.asarray(labels[i], np.int32))
+                     for i in rest], store=store_subset(store, rest))
+        except TooFewClasses as err:  # a few strokes: the other folds show one class
+            seen = err.classes
         for i in range(n):
             if mine[i].any():
-                proba = part.jungle_.classify_image(store, i)[1]
                 keep = mine[i].ravel()
-                maps[i][np.ix_(keep, columns)] = proba[keep]
+                if part is not None:
+                    columns = np.searchsorted(classes, part.classes_)
+                    maps[i][np.ix_(keep, columns)] = part.jungle_.classify_image(
+                        store, i)[1][keep]
+                elif seen.size:  # what a model of one class says everywhere
+                    maps[i][keep, np.searchsorted(classes, seen[0])] = 1
+                else:  # no labels outside this fold: nothing known
+                    maps[i][keep] = 1 / classes.size
     return maps
 
 

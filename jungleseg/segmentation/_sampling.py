@@ -100,6 +100,14 @@ def label_values(label: np.ndarray) -> np.ndarray:
     return values
 
 
+class TooFewClasses(ValueError):
+    """Labels of fewer than two trainable classes; ``classes`` holds those found."""
+
+    def __init__(self, message: str, classes: np.ndarray) -> None:
+        super().__init__(message)
+        self.classes = classes
+
+
 def trained_classes(values: np.ndarray, ignore) -> np.ndarray:
     """The label values training learns: the distinct ``values`` of every label image less
     the never-trained ones (``ignore``). Raises ValueError when fewer than two are left,
@@ -119,8 +127,8 @@ def trained_classes(values: np.ndarray, ignore) -> np.ndarray:
         hint = (f"; label value {unlabelled} means unlabelled here and is never trained on: "
                 f"{renumber}, or train with ignore=() (command line: --set "
                 "sampling.ignore=[])" if unlabelled else "")
-        raise ValueError(f"need labels of at least two classes, found {classes.tolist()}"
-                         f"{hint}")
+        raise TooFewClasses(f"need labels of at least two classes, found "
+                            f"{classes.tolist()}{hint}", classes)
     return classes
 
 

@@ -208,3 +208,28 @@ def test_one_image_folds_are_squares_and_depth_features_are_refused():
     with pytest.raises(ValueError, match="auto_context needs colour features"):
         JungleSegmenter(DepthFeatures(), auto_context=2, max_depth=3).fit(
             depth, [np.ones((20, 20), np.uint8)])
+
+
+def test_strokes_of_one_class_outside_a_fold_give_that_class_its_maps():
+    """A few strokes on one image: the squares outside a fold may hold one class only.
+    That fold's maps say that class, as a model of it would; auto-context then trains."""
+    image = render_faces(1, seed=0, size=(48, 64))[0][0]
+    folds = fold_of([(48, 64)], 2, seed=0)[0]
+    strokes = np.zeros((48, 64), np.uint8)
+    strokes[18:22, 2:30] = 1  # background in squares of fold 0 ...
+    strokes[2:6, 2:14] = 1  # ... and of fold 1
+    strokes[2:6, 34:44] = 2  # the other class in a square of fold 1 only
+    assert set(folds[strokes == 2]) == {1} and set(folds[strokes == 1]) == {0, 1}
+    model = JungleSegmenter(FAMILY, n_estimators=1, max_depth=4, samples_per_image=300,
+                            ignore=(0,), random_state=0)
+    classes = model.fit([image], [strokes]).classes_
+    store = coded(FAMILY, [image]).prepare([image])
+    maps = out_of_fold(model, [image], [strokes], store, classes, folds=2, seed=0)[0]
+    one_class = (folds == 1).ravel()  # trained on fold 0: background only
+    np.testing.assert_array_equal(maps[one_class], np.tile([1, 0], (one_class.sum(), 1)))
+    assert np.any(maps[~one_class, 1] > 0)  # fold 0 from a model of both classes
+    np.testing.assert_allclose(maps.sum(axis=1), 1, atol=1e-5)
+    seg = JungleSegmenter(FAMILY, n_estimators=1, max_depth=4, auto_context=2,
+                          samples_per_image=300, ignore=(0,), random_state=0).fit(
+        [image], [strokes])
+    assert len(seg.jungle_.context) == 1
