@@ -76,7 +76,8 @@ def _entries(folder: Path, suffixes: Sequence[str], what: str) -> dict[str, Path
             raise ValueError(f"{found[name]} and {path}: two {what} named {name!r}; keep one")
         found[name] = path
     if not found:
-        raise ValueError(f"{folder}: no {what} files ({', '.join(suffixes)}) in this folder")
+        kind = "image" if what == "images" else "label"
+        raise ValueError(f"{folder}: no {kind} files ({', '.join(suffixes)}) in this folder")
     return found
 
 

@@ -172,7 +172,7 @@ def test_empty_folder_is_an_error(tmp_path):
     line = one_line_error(run("train", "configs/faces.yaml", "--images", tmp_path / "images",
                               "--labels", tmp_path / "labels", "--out", tmp_path / "m.h5",
                               ok=False))
-    assert "no images files" in line and str(tmp_path / "images") in line
+    assert "no image files" in line and str(tmp_path / "images") in line
 
 
 def test_a_label_the_model_never_saw_is_scored(user_data, tmp_path):
