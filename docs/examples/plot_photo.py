@@ -32,16 +32,24 @@ seg = JungleSegmenter(ColourFeatures(max_offset=24, kinds=("value", "difference"
 labels = seg.predict(photo)
 uncertainty = 1 - seg.predict_proba(photo).max(axis=2)
 
-colours = np.array([[0, 0, 0], [70, 130, 180], [240, 240, 240], [230, 150, 100]]) / 255
-fig, axes = plt.subplots(1, 3, figsize=(10, 3.6))
+# One colour per class, the same for the strokes and the labels.
+names = ["background", "suit", "face and hair"]
+colours = np.array([[0, 0, 0], [70, 130, 180], [60, 179, 113], [220, 20, 60]]) / 255
+fig, axes = plt.subplots(1, 3, figsize=(10, 4.2))
 axes[0].imshow(photo)
-axes[0].imshow(np.ma.masked_equal(strokes, 0), cmap="tab10", vmin=0, vmax=9, alpha=0.8)
+painted = np.zeros(strokes.shape + (4,))
+painted[..., :3] = colours[strokes]
+painted[..., 3] = 0.8 * (strokes > 0)
+axes[0].imshow(painted)
 axes[0].set_title("photo and strokes")
 axes[1].imshow(colours[labels])
 axes[1].set_title("jungle labels")
-axes[2].imshow(uncertainty, cmap="magma")
-axes[2].set_title("uncertainty")
+shown = axes[2].imshow(uncertainty, cmap="magma", vmin=0, vmax=1)
+axes[2].set_title("uncertainty (1 - top probability)")
+fig.colorbar(shown, ax=axes[2], fraction=0.046, pad=0.04)
 for ax in axes:
     ax.set_axis_off()
-fig.tight_layout()
+fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colour) for colour in colours[1:]],
+           labels=names, loc="lower center", ncol=3, frameon=False)
+fig.tight_layout(rect=(0, 0.08, 1, 1))
 plt.show()

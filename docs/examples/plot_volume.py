@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from jungleseg import JungleSegmenter, VolumeFeatures, evaluate, segment
-from jungleseg.datasets.cells3d import paint_slices, render_cell_volume
+from jungleseg.datasets.cells3d import CLASS_NAMES, NUCLEUS, paint_slices, render_cell_volume
 
 volume, truth = render_cell_volume((24, 96, 96), seed=0)
 strokes = paint_slices(truth, [8, 16], fraction=0.03)
@@ -25,10 +25,11 @@ print(f"mean Jaccard over the volume {evaluate([truth], [labels], seg.classes_).
 
 # %%
 # A slice that was painted, one that was not, and a cut along z (x-z plane, stretched to the
-# voxels' physical aspect).
-fig, axes = plt.subplots(3, 3, figsize=(8, 7))
+# voxels' physical aspect) through the row that holds the most nucleus voxels.
+y = int((truth == NUCLEUS).sum(axis=(0, 2)).argmax())
+fig, axes = plt.subplots(3, 3, figsize=(8, 7.5))
 views = {"slice 8 (painted)": np.s_[8], "slice 12 (not painted)": np.s_[12],
-         "x-z cut at y = 48": np.s_[:, 48]}
+         f"x-z cut at y = {y}": np.s_[:, y]}
 for column, (title, where) in enumerate(views.items()):
     aspect = 3.0 if column == 2 else 1.0
     axes[0, column].imshow(volume[where], cmap="gray", aspect=aspect)
@@ -42,5 +43,8 @@ for ax, name in zip(axes[:, 0], ("volume", "truth", "jungle")):
 for ax in axes.ravel():
     ax.set_xticks([])
     ax.set_yticks([])
-fig.tight_layout()
+colours = plt.get_cmap("viridis")(np.arange(1, 4) / 3)
+fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=colour) for colour in colours],
+           labels=list(CLASS_NAMES), loc="lower center", ncol=3, frameon=False)
+fig.tight_layout(rect=(0, 0.05, 1, 1))
 plt.show()
