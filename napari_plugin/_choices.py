@@ -33,12 +33,12 @@ def inputs(layers, layer_type) -> list:
 def is_channel_set(images: list) -> bool:
     """Whether several grey image layers are one image's channels: napari's
     ``channel_axis`` split, which gives each channel a layer of the same shape and scale,
-    blended additively."""
+    the first drawn as usual and the others added over it (blended additively)."""
     if len(images) < 2:
         return False
     first = images[0]
     return all(
-        not layer.rgb and layer.blending == "additive"
+        not layer.rgb and (layer is first or layer.blending == "additive")
         and np.shape(layer.data) == np.shape(first.data)
         and np.allclose(layer.scale, first.scale) for layer in images)
 

@@ -58,3 +58,15 @@ def test_the_next_action_in_plain_words():
     paint.data[5, 5] = 1
     assert choices.next_action(1, image, paint, False).startswith("Ready: 2 classes")
     assert "where the segmentation is wrong" in choices.next_action(1, image, paint, True)
+
+
+def test_the_layers_of_napari_channel_axis_are_a_channel_set(make_napari_viewer):
+    # napari draws the first channel opaque (translucent_no_depth) and adds the others
+    # over it: the set is picked although its first layer is not additive
+    viewer = make_napari_viewer()
+    stains = viewer.add_image(np.zeros((2, 16, 16), np.float32), channel_axis=0,
+                              name=["dapi", "gfp"])
+    assert stains[0].blending != "additive"
+    assert choices.pick_image(choices.inputs(viewer.layers, Image)) == (stains[0], stains[1:])
+    one, two = (Image(np.zeros((16, 16)), name=name) for name in ("one", "two"))
+    assert choices.pick_image([one, two]) == (None, [])  # two images drawn opaque: ask
