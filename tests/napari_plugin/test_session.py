@@ -126,6 +126,21 @@ def test_guess_kind():
     assert session.guess_kind(np.ones((4, 4), np.float32), rgb=False) == "grey"
 
 
+def test_a_16_bit_micrograph_with_a_few_zeros_is_grey_not_depth():
+    # a fluorescence camera's 16-bit image: dark background down to 0 here and there,
+    # values running up from it; a depth frame has zeros (no depth) and then nothing
+    # nearer than the sensor's range (hundreds of millimetres)
+    micrograph = np.random.default_rng(0).poisson(8, (64, 64)).astype(np.uint16)
+    micrograph[20:30, 20:30] += 200
+    assert micrograph.min() == 0
+    assert session.guess_kind(micrograph, rgb=False) == "grey"
+    assert session.guess_kind(micrograph[None].repeat(3, 0), rgb=False) == "grey"
+    frame = np.where(micrograph > 100, 1500, 0).astype(np.uint16)
+    frame[:5] = 640
+    assert session.guess_kind(frame, rgb=False) == "depth"
+    assert session.guess_kind(micrograph + 1, rgb=False) == "grey"  # no zeros
+
+
 def test_training_refuses_hostile_layers():
     image, truth = stripes_and_checks()
     model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 4, 8)
