@@ -21,6 +21,7 @@ from jungleseg import (
     Jungle,
     JungleSegmenter,
     VolumeFeatures,
+    _jit,
     segment,
     segment_prepared,
 )
@@ -61,6 +62,20 @@ def guess_kind(data: np.ndarray, rgb: bool) -> str:
         if first.min() == 0 and not np.any((first > 0) & (first < NEAREST_DEPTH_MM)):
             return "depth"
     return "grey"
+
+
+def running_status(name: str, segmenting: bool, features_kept: bool) -> str:
+    """The status line while a run works: training (on the image's kept features, or
+    computing them first) or segmenting every slice of layer ``name``; and, when the
+    kernels it needs are not compiled yet (the first run after an install), that they
+    compile first and about how long that takes, as the command line says."""
+    doing = (f"Segmenting every slice of {name}" if segmenting else
+             "Training on your strokes" if features_kept else
+             "Computing the image's features, then training")
+    pending = _jit.to_compile(*(("segment",) if segmenting else ("train", "segment")))
+    first = (" First run only: compiling kernels, about "
+             f"{sum(_jit.COMPILE_SECONDS[c] for c in pending)} s more." if pending else "")
+    return f"{doing}...{first} (press Cancel to stop)"
 
 
 def spatial_ndim(kind: str, volume: bool = False) -> int:

@@ -270,3 +270,20 @@ def test_inference_knobs_are_the_models_own_where_it_can_use_them():
     model.set_params(soft=0.3, prior_power=0.5)
     session.train(model, image, strokes(truth), "grey")
     assert session.inference_knobs(model.jungle_) == (1, 0.3, 0.5)
+
+
+def test_the_status_of_a_first_run_says_that_kernels_compile(monkeypatch):
+    from jungleseg import _jit
+
+    monkeypatch.setattr(_jit, "to_compile", lambda *commands: list(commands))
+    first = session.running_status("cells", segmenting=False, features_kept=False)
+    seconds = _jit.COMPILE_SECONDS["train"] + _jit.COMPILE_SECONDS["segment"]
+    assert first.startswith("Computing the image's features, then training...")
+    assert f"First run only: compiling kernels, about {seconds} s more." in first
+    assert first.endswith("(press Cancel to stop)")
+    applying = session.running_status("stack", segmenting=True, features_kept=False)
+    assert applying.startswith("Segmenting every slice of stack...")
+    assert f"about {_jit.COMPILE_SECONDS['segment']} s" in applying
+    monkeypatch.setattr(_jit, "to_compile", lambda *commands: [])
+    assert session.running_status("cells", segmenting=False, features_kept=True) == (
+        "Training on your strokes... (press Cancel to stop)")
