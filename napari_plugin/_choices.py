@@ -18,6 +18,8 @@ OUTPUT_SUFFIXES = (" segmentation", " uncertainty", " probabilities")
 #: A Labels layer with more of its pixels painted than this is a result or a ground
 #: truth, not scribbles.
 MAX_PAINTED_SHARE = 0.2
+#: The most values a last axis holds to be read as channels (:func:`channels_last`).
+MAX_CHANNELS = 8
 
 
 def is_output(layer) -> bool:
@@ -33,12 +35,12 @@ def inputs(layers, layer_type) -> list:
 def is_channel_set(images: list) -> bool:
     """Whether several grey image layers are one image's channels: napari's
     ``channel_axis`` split, which gives each channel a layer of the same shape and scale,
-    blended additively."""
+    the first drawn as usual and the others added over it (blended additively)."""
     if len(images) < 2:
         return False
     first = images[0]
     return all(
-        not layer.rgb and layer.blending == "additive"
+        not layer.rgb and (layer is first or layer.blending == "additive")
         and np.shape(layer.data) == np.shape(first.data)
         and np.allclose(layer.scale, first.scale) for layer in images)
 
@@ -80,6 +82,15 @@ def looks_like_volume(layer, n_spatial: int) -> bool:
     return n_spatial == 3 and has_voxel_size(layer.scale)
 
 
+def channels_last(layer) -> bool:
+    """Whether an image layer most likely holds channels on its last axis: a few values
+    (at most :data:`MAX_CHANNELS`) there, under a plane many times larger, and napari did
+    not read it as RGB. napari draws such a layer as planes of W x channels."""
+    shape = np.shape(layer.data)
+    return (not layer.rgb and len(shape) >= 3 and shape[-1] <= MAX_CHANNELS
+            and min(shape[-3:-1]) >= 4 * shape[-1])
+
+
 def painted_classes(scribbles) -> np.ndarray:
     """The label values painted on a Labels layer (0, unpainted, left out)."""
     data = np.asarray(scribbles.data)
@@ -94,6 +105,10 @@ def next_action(n_images: int, image, scribbles, trained: bool) -> str:
             return ("Open an image (File > Open), or try a sample: File > Open Sample > "
                     "jungleseg.")
         return "Choose the image to segment in 'image' above."
+    if channels_last(image):
+        shape = np.shape(image.data)
+        return (f"'{image.name}' has its {shape[-1]} channels last: open Advanced, set "
+                f"'channel axis' to {len(shape) - 1} and press 'Split channels into layers'.")
     if scribbles is None:
         return ("Press 'New' next to 'scribbles' to add a layer to paint on, then paint a "
                 "few strokes of each class.")

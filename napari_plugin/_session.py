@@ -21,6 +21,7 @@ from jungleseg import (
     Jungle,
     JungleSegmenter,
     VolumeFeatures,
+    _jit,
     segment,
     segment_prepared,
 )
@@ -36,6 +37,8 @@ IMAGE_KINDS = ("grey", "rgb", "channels", "depth")
 MODES = ("2-D slices", "3-D volume")
 DEFAULT_PRESET = "napari"
 VOLUME_PRESET = "napari_volume"
+#: A 16-bit layer read as depth in millimetres has no value under this (10 cm).
+NEAREST_DEPTH_MM = 100
 #: Channels of at most this many bytes are kept between trainings (live update).
 KEPT_CHANNEL_BYTES = 1 << 30
 
@@ -47,14 +50,32 @@ def image_presets() -> dict[str, Path]:
 
 
 def guess_kind(data: np.ndarray, rgb: bool) -> str:
-    """The image type a layer most likely holds: RGB if napari says so; 16-bit integer
-    data with zeros (invalid or background) read as depth in millimetres; else grey.
-    ``data`` may be any array with ``dtype``, ``ndim`` and slicing (NumPy, dask, zarr)."""
+    """The image type a layer most likely holds: RGB if napari says so; depth in
+    millimetres for 16-bit integer data with zeros (no depth, or background) and no value
+    under :data:`NEAREST_DEPTH_MM` (a depth sensor sees nothing that near; a 16-bit
+    micrograph's values run down to its zeros); else grey. ``data`` may be any array with
+    ``dtype``, ``ndim`` and slicing (NumPy, dask, zarr)."""
     if rgb:
         return "rgb"
-    if data.dtype == np.uint16 and np.asarray(data[(0,) * (data.ndim - 2)]).min() == 0:
-        return "depth"  # judged on the first slice: a lazy stack is not read whole
+    if data.dtype == np.uint16:
+        first = np.asarray(data[(0,) * (data.ndim - 2)])  # a lazy stack is not read whole
+        if first.min() == 0 and not np.any((first > 0) & (first < NEAREST_DEPTH_MM)):
+            return "depth"
     return "grey"
+
+
+def running_status(name: str, segmenting: bool, features_kept: bool) -> str:
+    """The status line while a run works: training (on the image's kept features, or
+    computing them first) or segmenting every slice of layer ``name``; and, when the
+    kernels it needs are not compiled yet (the first run after an install), that they
+    compile first and about how long that takes, as the command line says."""
+    doing = (f"Segmenting every slice of {name}" if segmenting else
+             "Training on your strokes" if features_kept else
+             "Computing the image's features, then training")
+    pending = _jit.to_compile(*(("segment",) if segmenting else ("train", "segment")))
+    first = (" First run only: compiling kernels, about "
+             f"{sum(_jit.COMPILE_SECONDS[c] for c in pending)} s more." if pending else "")
+    return f"{doing}...{first} (press Cancel to stop)"
 
 
 def spatial_ndim(kind: str, volume: bool = False) -> int:

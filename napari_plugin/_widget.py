@@ -347,9 +347,7 @@ class JungleWidget(Panel):
         self._cancel.clear()
         self.progress.max, self.progress.value = total, 0
         self.train_button.text = "Cancel"
-        doing = (f"Segmenting {name}" if count_slices else "Training on your strokes"
-                 if self._channels else "Computing the image's features, then training")
-        self._say(f"{doing}... (press Cancel to stop)")  # features: once per image
+        self._say(session.running_status(name, count_slices, bool(self._channels)))
         self._worker = create_worker(job, _start_thread=False)
         self._worker.yielded.connect(lambda item: self._on_result(item, inp, name,
                                                                   scribble_layer))
@@ -489,7 +487,6 @@ class JungleWidget(Panel):
 
         self._run(job, len(indices) * (2 if volume else 1), inp, layer.name, None,
                   count_slices=True)
-        self._say(f"Segmenting every slice of {layer.name}... (press Cancel to stop)")
 
     def _fill_apply_menu(self):
         """One entry per input image layer (the chosen image with its extra channels)."""

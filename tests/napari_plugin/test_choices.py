@@ -6,6 +6,7 @@ napari = pytest.importorskip("napari")
 from napari.layers import Image, Labels  # noqa: E402
 
 from napari_plugin import _choices as choices  # noqa: E402
+from napari_plugin._panel import STATUS_CHARS  # noqa: E402
 
 
 def test_the_only_image_or_the_first_of_a_channel_set_is_picked():
@@ -58,3 +59,26 @@ def test_the_next_action_in_plain_words():
     paint.data[5, 5] = 1
     assert choices.next_action(1, image, paint, False).startswith("Ready: 2 classes")
     assert "where the segmentation is wrong" in choices.next_action(1, image, paint, True)
+
+
+def test_the_layers_of_napari_channel_axis_are_a_channel_set(make_napari_viewer):
+    # napari draws the first channel opaque (translucent_no_depth) and adds the others
+    # over it: the set is picked although its first layer is not additive
+    viewer = make_napari_viewer()
+    stains = viewer.add_image(np.zeros((2, 16, 16), np.float32), channel_axis=0,
+                              name=["dapi", "gfp"])
+    assert stains[0].blending != "additive"
+    assert choices.pick_image(choices.inputs(viewer.layers, Image)) == (stains[0], stains[1:])
+    one, two = (Image(np.zeros((16, 16)), name=name) for name in ("one", "two"))
+    assert choices.pick_image([one, two]) == (None, [])  # two images drawn opaque: ask
+
+
+def test_a_channels_last_layer_is_told_to_be_split():
+    # napari draws (H, W, 2) as H planes of W x 2: paint on it lands on the wrong axes
+    two = Image(np.zeros((64, 48, 2)), name="two stains")
+    assert not two.rgb
+    said = choices.next_action(1, two, None, False)
+    assert "channels last" in said and "'channel axis' to 2" in said
+    assert said.endswith("'Split channels into layers'.") and len(said) <= STATUS_CHARS
+    stack = Image(np.zeros((5, 64, 48)), name="stack")  # a z-stack: its slices are fine
+    assert "Split" not in choices.next_action(1, stack, None, False)

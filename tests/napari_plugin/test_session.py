@@ -126,6 +126,21 @@ def test_guess_kind():
     assert session.guess_kind(np.ones((4, 4), np.float32), rgb=False) == "grey"
 
 
+def test_a_16_bit_micrograph_with_a_few_zeros_is_grey_not_depth():
+    # a fluorescence camera's 16-bit image: dark background down to 0 here and there,
+    # values running up from it; a depth frame has zeros (no depth) and then nothing
+    # nearer than the sensor's range (hundreds of millimetres)
+    micrograph = np.random.default_rng(0).poisson(8, (64, 64)).astype(np.uint16)
+    micrograph[20:30, 20:30] += 200
+    assert micrograph.min() == 0
+    assert session.guess_kind(micrograph, rgb=False) == "grey"
+    assert session.guess_kind(micrograph[None].repeat(3, 0), rgb=False) == "grey"
+    frame = np.where(micrograph > 100, 1500, 0).astype(np.uint16)
+    frame[:5] = 640
+    assert session.guess_kind(frame, rgb=False) == "depth"
+    assert session.guess_kind(micrograph + 1, rgb=False) == "grey"  # no zeros
+
+
 def test_training_refuses_hostile_layers():
     image, truth = stripes_and_checks()
     model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 4, 8)
@@ -255,3 +270,20 @@ def test_inference_knobs_are_the_models_own_where_it_can_use_them():
     model.set_params(soft=0.3, prior_power=0.5)
     session.train(model, image, strokes(truth), "grey")
     assert session.inference_knobs(model.jungle_) == (1, 0.3, 0.5)
+
+
+def test_the_status_of_a_first_run_says_that_kernels_compile(monkeypatch):
+    from jungleseg import _jit
+
+    monkeypatch.setattr(_jit, "to_compile", lambda *commands: list(commands))
+    first = session.running_status("cells", segmenting=False, features_kept=False)
+    seconds = _jit.COMPILE_SECONDS["train"] + _jit.COMPILE_SECONDS["segment"]
+    assert first.startswith("Computing the image's features, then training...")
+    assert f"First run only: compiling kernels, about {seconds} s more." in first
+    assert first.endswith("(press Cancel to stop)")
+    applying = session.running_status("stack", segmenting=True, features_kept=False)
+    assert applying.startswith("Segmenting every slice of stack...")
+    assert f"about {_jit.COMPILE_SECONDS['segment']} s" in applying
+    monkeypatch.setattr(_jit, "to_compile", lambda *commands: [])
+    assert session.running_status("cells", segmenting=False, features_kept=True) == (
+        "Training on your strokes... (press Cancel to stop)")

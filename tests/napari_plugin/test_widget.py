@@ -262,3 +262,19 @@ def test_stages_and_soft_routing_knobs(viewer_and_widget, finish):
     want = segment(widget.jungle, image, soft=0.2, prior_power=1.0)[0]
     np.testing.assert_array_equal(viewer.layers["texture segmentation"].data, want)
     assert not np.array_equal(want, segment(widget.jungle, image, soft=0.2)[0])
+
+
+def test_a_first_press_says_that_kernels_compile(viewer_and_widget, monkeypatch, finish):
+    """The first training after an install compiles kernels for most of a minute: the
+    status line says so, rather than leave the user to wonder whether it hangs."""
+    from jungleseg import _jit
+
+    viewer, widget, errors = viewer_and_widget
+    image, truth = stripes_and_checks()
+    layer, scribbles = add_painted(viewer, image, truth)
+    widget.image.value, widget.scribbles.value = layer, scribbles
+    monkeypatch.setattr(_jit, "to_compile", lambda *commands: list(commands))
+    widget.train_button.native.click()
+    assert "First run only: compiling kernels" in widget.status.value
+    finish(widget)
+    assert errors == [] and widget.status.value.startswith("Done")
