@@ -29,6 +29,7 @@ from jungleseg._workers import ordered_map
 from jungleseg.config import Config, load_preset, preset_paths
 from jungleseg.segmentation import STREAM_PIXELS, training_values
 from jungleseg.segmentation._context import input_stage
+from jungleseg.segmentation._segment import label_dtype
 from jungleseg.segmentation._volume import labelled_volume, smoothing_halves
 
 #: Image types the widget offers; each says how a layer's array is read.
@@ -285,6 +286,7 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
     kind = model_kind(jungle)
     lead = leading_shape(image.shape, kind)
     height, width = image.shape[len(lead):len(lead) + 2]
+    held = label_dtype(jungle)  # a byte a pixel, as trained (a loaded model's are int64)
     indices = iter(slice_indices(image.shape, kind, first))
 
     def segmented(index: tuple) -> tuple[tuple, np.ndarray, np.ndarray]:
@@ -292,7 +294,7 @@ def segment_stack(jungle: Jungle, image: np.ndarray, first: tuple = (),
             labels, proba = segment_prepared(jungle, *prepared[index], smoothing=smoothing)
         else:
             labels, proba = segment(jungle, np.asarray(image[index]), smoothing=smoothing)
-        return index, labels, proba
+        return index, labels.astype(held, copy=False), proba
 
     for index in indices:  # the visible slice: at once, on every thread
         yield segmented(index)
@@ -414,6 +416,7 @@ def segment_volumes(jungle: Jungle, image, first: tuple = (), first_slice: int |
     their channels. The parts equal the whole volume's result.
     """
     kind = model_kind(jungle)
+    held = label_dtype(jungle)
     smoothing = jungle.params.get("smoothing", 0) if smoothing is None else int(smoothing)
     for index in slice_indices(np.shape(image), kind, first, volume=True):
         if prepared and index in prepared:
@@ -427,6 +430,7 @@ def segment_volumes(jungle: Jungle, image, first: tuple = (), first_slice: int |
             lo, hi = max(z - reach, 0), min(z + reach + 1, depth)
             labels, proba = labelled_volume(jungle, store, position, smoothing,
                                             np.arange(lo, hi))
-            yield index, slice(z, z + 1), labels[z - lo:z - lo + 1], proba[z - lo:z - lo + 1]
+            yield (index, slice(z, z + 1), labels[z - lo:z - lo + 1].astype(held, copy=False),
+                   proba[z - lo:z - lo + 1])
         labels, proba = labelled_volume(jungle, store, position, smoothing)
-        yield index, slice(0, depth), labels, proba
+        yield index, slice(0, depth), labels.astype(held, copy=False), proba

@@ -393,7 +393,7 @@ class JungleWidget(Panel):
     def _prepare_layers(self, inp, name: str, scribble_layer):
         """Output layers for the model's results on ``inp``, coloured as the scribbles or model."""
         self._results.prepare(name, inp.shape, inp.scale, inp.translate,
-                              self.jungle.classes.dtype, len(self.jungle.classes),
+                              session.label_dtype(self.jungle), len(self.jungle.classes),
                               self.probabilities.value, isinstance(inp.data, np.ndarray),
                               class_colormap(scribble_layer, self.jungle))
 

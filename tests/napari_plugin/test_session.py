@@ -287,3 +287,19 @@ def test_the_status_of_a_first_run_says_that_kernels_compile(monkeypatch):
     monkeypatch.setattr(_jit, "to_compile", lambda *commands: [])
     assert session.running_status("cells", segmenting=False, features_kept=True) == (
         "Training on your strokes... (press Cancel to stop)")
+
+
+def test_a_loaded_models_labels_take_a_byte_a_pixel(tmp_path):
+    """A model file holds its classes as int64; its segmentation layer is uint8, as a
+    trained model's is (8x less memory on a large stack)."""
+    from jungleseg import load_model, save_model
+
+    image, truth = stripes_and_checks()
+    model = session.estimator(load_preset("napari"), "grey", 1, 2, 16, 6, 8, seed=0)
+    session.train(model, image, strokes(truth), "grey")
+    loaded = load_model(save_model(model.jungle_, tmp_path / "m.h5"))
+    assert loaded.classes.dtype == np.int64 and session.label_dtype(loaded) == np.uint8
+    stack = np.stack([image, image])
+    (_, first, _), (_, second, _) = session.segment_stack(loaded, stack)
+    assert first.dtype == second.dtype == np.uint8
+    np.testing.assert_array_equal(first, segment(model.jungle_, image)[0])
