@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import colorsys
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -36,11 +37,24 @@ LABEL_SUFFIXES = (".png", ".tif", ".tiff", ".zarr")
 ZARR_SUFFIX = ".zarr"
 
 
+#: Held while Pillow's decompression-bomb limit is lifted (:func:`_pillow_open`).
+_PIXEL_LIMIT = threading.Lock()
+
+
 def _pillow_open(path: Path):
+    """``path`` opened by Pillow, or ValueError naming it. Pillow's decompression-bomb
+    limit (a warning above 89 Mpx, an error above 179 Mpx) guards servers against
+    uploaded files; the files read here are the user's own, and a 10000 x 10000 scan or
+    a stitched microscopy image is above it, so it is lifted while the file is opened."""
     from PIL import Image, UnidentifiedImageError
 
     try:
-        return Image.open(path)
+        with _PIXEL_LIMIT:
+            limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+            try:
+                return Image.open(path)
+            finally:
+                Image.MAX_IMAGE_PIXELS = limit
     except UnidentifiedImageError:
         raise ValueError(f"{path}: not an image file (or a damaged one)") from None
     except (OSError, SyntaxError, ValueError) as err:  # the header itself is cut short
@@ -344,9 +358,7 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
                          "PNG, TIFF, NPY or zarr")
     if suffix == ".png":
         read_image(path)  # the strict checks: truncation, damaged chunks
-        from PIL import Image
-
-        with Image.open(path) as picture:
+        with _pillow_open(path) as picture:
             palette = picture.mode == "P"
             labels = np.asarray(picture) if palette else None
         if labels is None:
