@@ -16,8 +16,9 @@ and the palette gives each class its colour, so viewers show colours. Pillow, im
 scikit-image read back the values; OpenCV expands the palette to colours. Label volumes
 are written as multipage TIFF files, and labels of any size as zarr arrays (chunk by
 chunk, OME-Zarr for a name ending in ``.ome.zarr``). :func:`read_labels` reads label
-files back strictly: one integer class value per pixel. PNG and TIFF files are written
-atomically: an interrupted write leaves no half file and any previous file untouched.
+files back strictly: one integer class value per pixel. PNG and TIFF files, and zarr
+arrays, are written atomically: an interrupted write leaves no half file and any previous
+file untouched.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._atomic import written_atomically
+from ._atomic import written_atomically, zarr_written_atomically
 
 #: Suffixes read by :func:`read_image` (case-insensitive); a ``.zarr`` is a folder.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy", ".zarr")
@@ -409,8 +410,9 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
         raise ValueError(f"{path}: negative label values cannot be written")
     dtype = _label_dtype(path, int(labels.max(initial=0)))
     if suffix == ZARR_SUFFIX:
-        out = open_label_array(path, labels.shape, dtype, colours=colours)
-        out[...] = labels
+        with zarr_written_atomically(path) as tmp:
+            out = open_label_array(tmp, labels.shape, dtype, colours=colours)
+            out[...] = labels
         return path
     if suffix not in (".tif", ".tiff") and labels.ndim != 2:
         raise ValueError(f"{path}: labels of shape {labels.shape} need a .tif or .zarr file")

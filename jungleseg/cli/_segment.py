@@ -106,7 +106,8 @@ def cmd_segment(args: argparse.Namespace) -> int:
 
 def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
     """(pixels, None) or (0, error) for each (image file, label file) pair, in order; on
-    Ctrl-C no further file is begun (those begun are finished and reported).
+    Ctrl-C no further file is begun, and a large image stops between two tiles, its
+    label file not written (those done before are reported).
 
     Once an image of at most :data:`jungleseg.segmentation.STREAM_PIXELS` pixels has been
     segmented, the others go several at a time (:func:`jungleseg._workers.ordered_map`, as
@@ -121,25 +122,31 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
     from ..segmentation import STREAM_PIXELS
     from ..segmentation._files import segment_file
 
+    def interrupted() -> bool:
+        return Flag.interrupted
+
     def one(pair, max_memory: int):
         try:
             return segment_file(jungle, *pair, args.tile, args.smoothing, args.probabilities,
-                                max_memory), None
+                                max_memory, stop=interrupted), None
         except (ValueError, OSError, MemoryError, ModelError) as err:
             return 0, err
-
-    def interrupted() -> bool:
-        return Flag.interrupted
 
     rest = iter(targets)
     for pair in rest:
         if interrupted():
             return
         n, err = result = one(pair, limit)
+        if n is None:  # Ctrl-C between two tiles of a large image: nothing written
+            return
         yield result
         if err is None and n <= STREAM_PIXELS and not args.fail_fast:
             share = limit // numba.get_num_threads()
-            yield from ordered_map(lambda p, share=share: one(p, share), rest, stop=interrupted)
+            for result in ordered_map(lambda p, share=share: one(p, share), rest,
+                                      stop=interrupted):
+                if result[0] is None:
+                    return
+                yield result
             return
 
 

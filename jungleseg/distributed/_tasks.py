@@ -177,7 +177,9 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         Where the chunks are segmented; None: in this process, one chunk at a time.
     out : path, optional
         A zarr array the labels are written to, chunk by chunk, by the workers (which
-        must see the path); returned opened. Without, the labels as a NumPy array.
+        must see the path); returned opened. Without, the labels as a NumPy array. The
+        chunks go to a hidden folder beside ``out`` that takes its place once all are
+        written: an error or a stop midway leaves any previous ``out`` as it was.
     chunk : int, optional
         Chunk size along each spatial axis (default 1024 for images, 128 for volumes).
     smoothing : int, optional
@@ -187,12 +189,10 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         reach, the least for which the result equals the whole image's.
     stop : callable, optional
         Asked every :data:`POLL_SECONDS` while the cluster works (Ctrl-C in the command
-        line): once it says True, the tasks are cancelled, ``out`` (half written) is
+        line): once it says True, the tasks are cancelled, the half-written labels are
         removed, and None is returned.
     """
     require_dask("segment_array")
-    from dask import is_dask_collection
-
     from ..segmentation._segment import _checked_smoothing, label_dtype
 
     jungle = getattr(model, "jungle_", model)
@@ -213,29 +213,44 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
                for where in np.ndindex(*(len(s) - 1 for s in grid))]
     # labels written to zarr take the smallest type that holds them (a byte for most models)
     dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
-    target = labels = None
-    if out is not None:  # as jungleseg.segment_file makes it: class colours, OME-Zarr
-        from ..imageio import open_label_array
-
-        target = open_label_array(out, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
-                                  colours=jungle.metadata.get("class_colours"))
-    else:
+    if out is None:
         labels = np.empty(shape, dtype)
-    task = (shape, halo, smoothing, dtype, target)
+        done = _segment_all(client, jungle, array, regions, (shape, halo, smoothing, dtype, None),
+                            labels, stop)
+        return labels if done else None
+    from .._atomic import zarr_written_atomically
+    from ..imageio import open_label_array
+
+    try:  # written beside ``out``, put in its place once complete (as segment_file does)
+        with zarr_written_atomically(out) as tmp:
+            target = open_label_array(tmp, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
+                                      colours=jungle.metadata.get("class_colours"))
+            if not _segment_all(client, jungle, array, regions,
+                                (shape, halo, smoothing, dtype, target), None, stop):
+                raise _Stopped
+    except _Stopped:
+        return None
+    import zarr
+
+    opened = zarr.open(str(out), mode="r")
+    return opened["0"] if isinstance(opened, zarr.Group) else opened
+
+
+class _Stopped(Exception):
+    """``stop`` said True: the half-written labels are removed."""
+
+
+def _segment_all(client, jungle, array, regions: list, task: tuple, labels, stop) -> bool:
+    """Every chunk of :func:`segment_array`, in this process or as tasks on ``client``;
+    False if ``stop`` said so first."""
+    from dask import is_dask_collection
+
     if client is None:
         for inner in regions:
             _store(labels, inner, _segment_region(jungle, array, inner, *task))
-    elif not _segment_regions(client, jungle, array, regions, task, labels, stop,
-                              sent=isinstance(array, np.ndarray) or is_dask_collection(array)):
-        if out is not None:
-            shutil.rmtree(out, ignore_errors=True)
-        return None
-    if out is not None:
-        import zarr
-
-        opened = zarr.open(str(out), mode="r")
-        return opened["0"] if isinstance(opened, zarr.Group) else opened
-    return labels
+        return True
+    return _segment_regions(client, jungle, array, regions, task, labels, stop,
+                            sent=isinstance(array, np.ndarray) or is_dask_collection(array))
 
 
 def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, stop,

@@ -5,6 +5,7 @@ shard's worker is killed; segment_array on zarr, NumPy and dask arrays equals
 whole-image segmentation, and a halo one pixel short differs), and the command line
 against ``dask scheduler`` and ``dask worker`` processes."""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -375,7 +376,14 @@ def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, t
     assert jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32,
                             stop=lambda: True) is None
     time.sleep(1)  # a task that was running when stopped has ended: it must not write again
-    assert not (tmp_path / "l.zarr").exists()
+    assert not list(tmp_path.iterdir())  # nor the hidden folder it was written in
+    previous = jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32)[...]
+    assert jd.segment_array(seg, big[:, :100], client, out=tmp_path / "l.zarr", chunk=32,
+                            stop=lambda: True) is None
+    time.sleep(1)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "l.zarr"), mode="r")[...],
+                                  previous)  # labels written before are kept
+    shutil.rmtree(tmp_path / "l.zarr")
     source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
                              chunks=(32, 64, 3), dtype=big.dtype)
     source[...] = big
@@ -403,7 +411,7 @@ def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
-    while not target.exists():  # the chunk tasks have begun
+    while not any(p.name.endswith("labels.zarr") for p in tmp_path.iterdir()):  # begun
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -413,4 +421,4 @@ def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
     rest = proc.stderr.read()
     assert "Traceback" not in rest
     assert rest.strip().splitlines()[-1] == "jungleseg: error: interrupted; 0 of 1 images segmented"
-    assert not target.exists()  # no half-written labels left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5"]  # no labels
