@@ -411,7 +411,7 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     dtype = _label_dtype(path, int(labels.max(initial=0)))
     if suffix == ZARR_SUFFIX:
         with zarr_written_atomically(path) as tmp:
-            out = open_label_array(tmp, labels.shape, dtype, colours=colours)
+            out = NamedWrites(open_label_array(tmp, labels.shape, dtype, colours=colours), path)
             out[...] = labels
         return path
     if suffix not in (".tif", ".tiff") and labels.ndim != 2:
@@ -436,6 +436,24 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     except (OSError, ValueError) as err:
         raise OSError(f"{path}: could not write this file ({err})") from None
     return path
+
+
+class NamedWrites:
+    """A label array (zarr) written chunk by chunk whose write errors name ``name``, its
+    file: a full disk is ``labels.zarr: could not write this file (No space left on
+    device)``, not a bare ``[Errno 28]`` (or one under the input's name). ``array`` is the
+    array itself; ``shape`` and ``dtype`` are its own."""
+
+    def __init__(self, array, name):
+        self.array, self.name = array, str(name)
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __setitem__(self, key, value) -> None:
+        try:
+            self.array[key] = value
+        except OSError as err:
+            raise OSError(f"{self.name}: could not write this file "
+                          f"({err.strerror or err})") from None
 
 
 def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple | None = None,

@@ -219,12 +219,13 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
                             labels, stop)
         return labels if done else None
     from .._atomic import zarr_written_atomically
-    from ..imageio import open_label_array
+    from ..imageio import NamedWrites, open_label_array
 
     try:  # written beside ``out``, put in its place once complete (as segment_file does)
         with zarr_written_atomically(out) as tmp:
-            target = open_label_array(tmp, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
-                                      colours=jungle.metadata.get("class_colours"))
+            target = NamedWrites(open_label_array(
+                tmp, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
+                colours=jungle.metadata.get("class_colours")), out)
             if not _segment_all(client, jungle, array, regions,
                                 (shape, halo, smoothing, dtype, target), None, stop):
                 raise _Stopped
@@ -366,17 +367,18 @@ def _segment_region(jungle, source, inner: tuple, shape: tuple, halo: tuple, smo
     if _still_there(target):
         target[tuple(slice(a, b) for a, b in inner)] = part
         if not _still_there(target):  # removed while this wrote: take back what it wrote
-            shutil.rmtree(target.store.root, ignore_errors=True)
+            shutil.rmtree(target.array.store.root, ignore_errors=True)
     return None
 
 
 def _still_there(target) -> bool:
-    """Whether the zarr array ``target`` still exists: :func:`segment_array` removes it when
-    stopped, and a task that was running then must not write a chunk in its place."""
+    """Whether the zarr array of ``target`` (:class:`~jungleseg.imageio.NamedWrites`)
+    still exists: :func:`segment_array` removes it when stopped, and a task that was
+    running then must not write a chunk in its place."""
     import zarr
 
     try:
-        zarr.open_array(store=target.store, path=target.path, mode="r")
+        zarr.open_array(store=target.array.store, path=target.array.path, mode="r")
     except FileNotFoundError:
         return False
     return True

@@ -37,7 +37,7 @@ class _Stopped(Exception):
 def _segment_file(jungle, path: Path, target: Path, tile, smoothing, probabilities: bool,
                   max_memory, stop) -> int:
     from .._atomic import zarr_written_atomically
-    from ..imageio import is_stack, open_label_array, read_image
+    from ..imageio import NamedWrites, is_stack, open_label_array, read_image
     from ._context import input_stage
     from ._segment import auto_tile, label_dtype, segment, segment_to
 
@@ -53,7 +53,7 @@ def _segment_file(jungle, path: Path, target: Path, tile, smoothing, probabiliti
     shape = tuple(image.shape[:jungle.family.spatial_ndim])
     if Path(target).suffix.lower() == ".zarr" and not probabilities:
         with zarr_written_atomically(target) as tmp:
-            out = open_label_array(tmp, shape, dtype, colours=colours)
+            out = NamedWrites(open_label_array(tmp, shape, dtype, colours=colours), target)
             if not segment_to(jungle, image, out, None, tile, smoothing, stop):
                 raise _Stopped
         return int(np.prod(shape))
@@ -76,7 +76,7 @@ def _segment_stack(jungle, stack, target: Path, tile, smoothing, probabilities: 
     from contextlib import nullcontext
 
     from .._atomic import zarr_written_atomically
-    from ..imageio import open_label_array
+    from ..imageio import NamedWrites, open_label_array
     from ._segment import STREAM_PIXELS, auto_tile, label_dtype, segment, segment_frames
 
     shape, dtype = tuple(stack.shape[:3]), label_dtype(jungle)
@@ -92,8 +92,8 @@ def _segment_stack(jungle, stack, target: Path, tile, smoothing, probabilities: 
     if not zarr:
         target = target.with_suffix(".tif")
     with zarr_written_atomically(target) if zarr else nullcontext(target) as where:
-        labels = (open_label_array(where, shape, dtype, colours=colours) if zarr
-                  else np.empty(shape, dtype))
+        labels = (NamedWrites(open_label_array(where, shape, dtype, colours=colours), target)
+                  if zarr else np.empty(shape, dtype))
         proba = np.empty((*shape, jungle.n_classes), np.float32) if probabilities else None
         for z, (found, p) in enumerate(results):
             if stop is not None and stop():

@@ -395,6 +395,38 @@ def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5", "one.npy"]
 
 
+def _disk_full(full: bool) -> None:
+    """On a worker: every zarr chunk write fails as on a full disk (or again succeeds)."""
+    import errno
+
+    saved = "_jungleseg_saved_setitem"
+    if not full:
+        zarr.Array.__setitem__ = getattr(zarr.Array, saved)
+        return
+    setattr(zarr.Array, saved, zarr.Array.__setitem__)
+
+    def no_space(self, key, value):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    zarr.Array.__setitem__ = no_space
+
+
+def test_a_full_disk_on_a_worker_is_an_error_naming_the_label_file(client, faces, tmp_path):
+    images, labels = faces
+    seg = small().fit(images, labels)
+    big = np.concatenate(images[:4], axis=1)
+    target = tmp_path / "l.zarr"
+    client.run(_disk_full, True)
+    try:
+        with pytest.raises(OSError) as caught:
+            jd.segment_array(seg, big, client, out=target, chunk=32)
+    finally:
+        client.run(_disk_full, False)
+    assert str(caught.value) == f"{target}: could not write this file ({os.strerror(28)})"
+    time.sleep(1)  # the other tasks have ended
+    assert not list(tmp_path.iterdir())
+
+
 def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
     from jungleseg import save_model
 

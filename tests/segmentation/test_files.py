@@ -155,3 +155,27 @@ def test_a_stop_ends_a_volume_and_a_stack_between_tiles_and_slices(tmp_path):
         assert segment_file(flat, tmp_path / "stack.npy", tmp_path / f"stack{suffix}",
                             stop=_stop_after(1)) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stack.npy", "v.npy"]
+
+
+def test_a_full_disk_is_an_error_naming_the_label_file(model_and_image, tmp_path, monkeypatch):
+    """A chunk that cannot be written (a full disk) is an error naming the zarr label
+    file, not a bare "[Errno 28]" under the input's name; nothing is left beside it."""
+    import errno
+    import os
+
+    import zarr
+
+    def full(self, key, value):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    jungle, image = model_and_image
+    cv2.imwrite(str(tmp_path / "a.png"), np.ascontiguousarray(image[..., ::-1]))
+    np.save(tmp_path / "stack.npy", np.stack([image, image]))
+    monkeypatch.setattr(zarr.Array, "__setitem__", full)
+    for source, tile in (("a.png", 16), ("a.png", None), ("stack.npy", None)):
+        target = tmp_path / "labels.zarr"
+        with pytest.raises(OSError) as caught:
+            segment_file(jungle, tmp_path / source, target, tile=tile)
+        assert str(caught.value) == (f"{target}: could not write this file "
+                                     f"({os.strerror(errno.ENOSPC)})")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.png", "stack.npy"]
