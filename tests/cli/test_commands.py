@@ -430,6 +430,19 @@ def test_ctrl_c_stops_a_batch_between_files_and_says_how_many_were_written(train
         assert read_labels(tmp_path / "out" / name).shape == picture.shape[:2]
 
 
+def test_a_file_that_fails_is_not_summed_up_as_segmented(trained, tmp_path):
+    """One file, and it fails: the error, and no "segmented 0 images ... -> OUT" line on
+    standard output that reads as if labels were written there."""
+    _, _, model = trained
+    np.save(tmp_path / "grey.npy", np.zeros((40, 50), np.uint8))  # an RGB model
+    proc = run("segment", model, tmp_path / "grey.npy", "--out", tmp_path / "labels.zarr",
+               ok=False, quiet=False)
+    assert proc.returncode == 1
+    assert f"jungleseg: error: {tmp_path / 'grey.npy'}: the model reads RGB" in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grey.npy"]
+
+
 def test_ctrl_c_stops_a_large_image_between_tiles_and_writes_no_labels(trained, tmp_path):
     """Ctrl-C in one large image (tiled, into zarr) stops at the next tile, not at the end
     of the image, and leaves no label file: neither a half-written zarr, whose unwritten
