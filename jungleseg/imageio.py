@@ -411,7 +411,8 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     dtype = _label_dtype(path, int(labels.max(initial=0)))
     if suffix == ZARR_SUFFIX:
         with zarr_written_atomically(path) as tmp:
-            out = NamedWrites(open_label_array(tmp, labels.shape, dtype, colours=colours), path)
+            out = NamedWrites(open_label_array(tmp, labels.shape, dtype, colours=colours,
+                                               name=path.stem), path)
             out[...] = labels
         return path
     if suffix not in (".tif", ".tiff") and labels.ndim != 2:
@@ -457,11 +458,12 @@ class NamedWrites:
 
 
 def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple | None = None,
-                     colours: dict | None = None):
+                     colours: dict | None = None, name: str | None = None):
     """A new zarr array at ``path`` for labels of ``shape``, filled chunk by chunk by the
     caller (so labels of any size are written without holding them). A name ending in
     ``.ome.zarr`` makes an OME-Zarr image (NGFF 0.4: one level ``0``, axes y, x or z, y,
-    x). The class colours go to the attributes (``class_colours``)."""
+    x), named ``name`` (default the file's stem). The class colours go to the attributes
+    (``class_colours``)."""
     import zarr
 
     path = Path(path)
@@ -472,7 +474,8 @@ def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple
         if path.name.lower().endswith(".ome.zarr"):
             group = zarr.open_group(str(path), mode="w", **fmt)
             axes = [{"name": a, "type": "space"} for a in "zyx"[3 - len(shape):]]
-            group.attrs["multiscales"] = [{"version": "0.4", "name": path.stem, "axes": axes,
+            group.attrs["multiscales"] = [{"version": "0.4", "name": name or path.stem,
+                                          "axes": axes,
                                           "datasets": [{"path": "0", "coordinateTransformations":
                                                         [{"type": "scale",
                                                           "scale": [1.0] * len(shape)}]}]}]

@@ -58,11 +58,15 @@ def cmd_segment(args: argparse.Namespace) -> int:
         if client is not None:
             from ..distributed import segment_files
 
-            results = segment_files(client, args.model, targets, args.tile, args.smoothing,
-                                    args.probabilities,
-                                    inference=(args.soft, args.soft_epsilon,
-                                               args.prior_power),
-                                    stop=lambda: Flag.interrupted)
+            bar = progress(args, len(targets), "segmenting")  # chunk by chunk in a zarr
+            try:
+                results = segment_files(client, args.model, targets, args.tile,
+                                        args.smoothing, args.probabilities,
+                                        inference=(args.soft, args.soft_epsilon,
+                                                   args.prior_power),
+                                        stop=lambda: Flag.interrupted, progress=bar.update)
+            finally:
+                bar.close()
             done = [(path, r) for (path, _), r in zip(targets, results) if r is not None]
             for path, (n, problem) in done:
                 if problem is not None and args.fail_fast:
@@ -76,7 +80,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
         from .._jit import announce_compile
 
         announce_compile("segment", quiet=args.quiet)
-    bar = progress(args, len(targets) if client is None else 0, "segmenting")
+    from .._progress import progress_bar
+
+    bar = (progress(args, len(targets), "segmenting") if client is None
+           else progress_bar(total=0, disable=True))  # the cluster's bar is closed by now
     local, segmented = (targets if client is None else []), 0
     try:
         with compile_timer() as compiling:

@@ -53,7 +53,8 @@ def _segment_file(jungle, path: Path, target: Path, tile, smoothing, probabiliti
     shape = tuple(image.shape[:jungle.family.spatial_ndim])
     if Path(target).suffix.lower() == ".zarr" and not probabilities:
         with zarr_written_atomically(target) as tmp:
-            out = NamedWrites(open_label_array(tmp, shape, dtype, colours=colours), target)
+            out = NamedWrites(open_label_array(tmp, shape, dtype, colours=colours,
+                                               name=Path(target).stem), target)
             if not segment_to(jungle, image, out, None, tile, smoothing, stop):
                 raise _Stopped
         return int(np.prod(shape))
@@ -92,7 +93,8 @@ def _segment_stack(jungle, stack, target: Path, tile, smoothing, probabilities: 
     if not zarr:
         target = target.with_suffix(".tif")
     with zarr_written_atomically(target) if zarr else nullcontext(target) as where:
-        labels = (NamedWrites(open_label_array(where, shape, dtype, colours=colours), target)
+        labels = (NamedWrites(open_label_array(where, shape, dtype, colours=colours,
+                                               name=target.stem), target)
                   if zarr else np.empty(shape, dtype))
         proba = np.empty((*shape, jungle.n_classes), np.float32) if probabilities else None
         for z, (found, p) in enumerate(results):

@@ -323,8 +323,10 @@ def test_segment_files_tasks_and_a_zarr_of_several_chunks_in_chunks(client, face
     pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
              (tmp_path / "one.npy", tmp_path / "one.png"),
              (tmp_path / "bad.npy", tmp_path / "bad.png")]
+    steps = []  # a progress bar over the files, chunk by chunk in the zarr
     with get_task_stream(client) as stream:
-        results = jd.segment_files(client, model, pairs, tile=32)
+        results = jd.segment_files(client, model, pairs, tile=32, progress=steps.append)
+    assert sum(steps) == pytest.approx(len(pairs)) and len(steps) > len(pairs)
     chunked = [t for t in stream.data if "_segment_region" in str(t["key"])]
     assert len(chunked) == len(_tasks._chunks(64, 32, 0)) * len(_tasks._chunks(320, 32, 0)) > 1
     assert results[0] == (big.shape[0] * big.shape[1], None)
@@ -347,8 +349,9 @@ def test_segment_files_tasks_and_a_zarr_of_several_chunks_in_chunks(client, face
     # OME-Zarr labels as a task of its own writes them: one level "0"
     ome = [(tmp_path / "big.zarr", tmp_path / "big-labels.ome.zarr")]
     assert jd.segment_files(client, model, ome, tile=32) == results[:1]
-    level = zarr.open_group(str(tmp_path / "big-labels.ome.zarr"), mode="r")["0"]
-    assert np.array_equal(level[...], segment(seg.jungle_, big, probabilities=False)[0])
+    group = zarr.open_group(str(tmp_path / "big-labels.ome.zarr"), mode="r")
+    assert np.array_equal(group["0"][...], segment(seg.jungle_, big, probabilities=False)[0])
+    assert group.attrs["multiscales"][0]["name"] == "big-labels.ome"  # not the hidden folder's
 
 
 @pytest.mark.parametrize("side, own", [(3000, 3000), (4096, 512), (4096, 4096), (2500, 100)])
