@@ -3,12 +3,15 @@
 Everything jungleseg writes as a whole (model files, label images, probability maps,
 exported C sources) goes to a temporary file beside its target, which is renamed over the
 target only once complete. A failed write removes the temporary file and leaves any
-previous file at the target untouched.
+previous file at the target untouched. A zarr array, written chunk by chunk, goes the
+same way: to a hidden folder beside its target, put in place once its last chunk is
+written (:func:`zarr_written_atomically`).
 """
 from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,4 +66,49 @@ def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextmanager
+def zarr_written_atomically(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` to write a zarr array to, chunk by chunk:
+    a hidden folder whose name ends with ``path``'s (``.XXXXXXXX.labels.zarr``, so an
+    ``.ome.zarr`` stays one). When the block ends without an error, it takes the place of
+    ``path``; a previous zarr there is removed only then. On any error (Ctrl-C included)
+    it is removed and ``path`` is left as it was: no half-written zarr, whose unwritten
+    chunks would read as label 0, is ever at ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> target = Path(tempfile.mkdtemp()) / "labels.zarr"
+    >>> with zarr_written_atomically(target) as tmp:
+    ...     (tmp / "chunk").parent.mkdir()
+    ...     _ = (tmp / "chunk").write_text("complete")
+    >>> (target / "chunk").read_text()
+    'complete'
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: no such folder")
+    tmp = folder / f".{secrets.token_hex(4)}.{path.name}"
+    try:
+        yield tmp
+        if path.exists() or path.is_symlink():
+            old = folder / f".{secrets.token_hex(4)}.{path.name}.old"
+            os.replace(path, old)
+            os.replace(tmp, path)
+            _remove(old)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
         raise

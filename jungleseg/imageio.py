@@ -16,18 +16,20 @@ and the palette gives each class its colour, so viewers show colours. Pillow, im
 scikit-image read back the values; OpenCV expands the palette to colours. Label volumes
 are written as multipage TIFF files, and labels of any size as zarr arrays (chunk by
 chunk, OME-Zarr for a name ending in ``.ome.zarr``). :func:`read_labels` reads label
-files back strictly: one integer class value per pixel. PNG and TIFF files are written
-atomically: an interrupted write leaves no half file and any previous file untouched.
+files back strictly: one integer class value per pixel. PNG and TIFF files, and zarr
+arrays, are written atomically: an interrupted write leaves no half file and any previous
+file untouched.
 """
 from __future__ import annotations
 
 import colorsys
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
 
-from ._atomic import written_atomically
+from ._atomic import written_atomically, zarr_written_atomically
 
 #: Suffixes read by :func:`read_image` (case-insensitive); a ``.zarr`` is a folder.
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".npy", ".zarr")
@@ -36,11 +38,24 @@ LABEL_SUFFIXES = (".png", ".tif", ".tiff", ".zarr")
 ZARR_SUFFIX = ".zarr"
 
 
+#: Held while Pillow's decompression-bomb limit is lifted (:func:`_pillow_open`).
+_PIXEL_LIMIT = threading.Lock()
+
+
 def _pillow_open(path: Path):
+    """``path`` opened by Pillow, or ValueError naming it. Pillow's decompression-bomb
+    limit (a warning above 89 Mpx, an error above 179 Mpx) guards servers against
+    uploaded files; the files read here are the user's own, and a 10000 x 10000 scan or
+    a stitched microscopy image is above it, so it is lifted while the file is opened."""
     from PIL import Image, UnidentifiedImageError
 
     try:
-        return Image.open(path)
+        with _PIXEL_LIMIT:
+            limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None
+            try:
+                return Image.open(path)
+            finally:
+                Image.MAX_IMAGE_PIXELS = limit
     except UnidentifiedImageError:
         raise ValueError(f"{path}: not an image file (or a damaged one)") from None
     except (OSError, SyntaxError, ValueError) as err:  # the header itself is cut short
@@ -344,9 +359,7 @@ def read_labels(path: str | os.PathLike) -> np.ndarray:
                          "PNG, TIFF, NPY or zarr")
     if suffix == ".png":
         read_image(path)  # the strict checks: truncation, damaged chunks
-        from PIL import Image
-
-        with Image.open(path) as picture:
+        with _pillow_open(path) as picture:
             palette = picture.mode == "P"
             labels = np.asarray(picture) if palette else None
         if labels is None:
@@ -397,8 +410,10 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
         raise ValueError(f"{path}: negative label values cannot be written")
     dtype = _label_dtype(path, int(labels.max(initial=0)))
     if suffix == ZARR_SUFFIX:
-        out = open_label_array(path, labels.shape, dtype, colours=colours)
-        out[...] = labels
+        with zarr_written_atomically(path) as tmp:
+            out = NamedWrites(open_label_array(tmp, labels.shape, dtype, colours=colours,
+                                               name=path.stem), path)
+            out[...] = labels
         return path
     if suffix not in (".tif", ".tiff") and labels.ndim != 2:
         raise ValueError(f"{path}: labels of shape {labels.shape} need a .tif or .zarr file")
@@ -424,12 +439,31 @@ def write_labels(path: str | os.PathLike, labels: np.ndarray,
     return path
 
 
+class NamedWrites:
+    """A label array (zarr) written chunk by chunk whose write errors name ``name``, its
+    file: a full disk is ``labels.zarr: could not write this file (No space left on
+    device)``, not a bare ``[Errno 28]`` (or one under the input's name). ``array`` is the
+    array itself; ``shape`` and ``dtype`` are its own."""
+
+    def __init__(self, array, name):
+        self.array, self.name = array, str(name)
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def __setitem__(self, key, value) -> None:
+        try:
+            self.array[key] = value
+        except OSError as err:
+            raise OSError(f"{self.name}: could not write this file "
+                          f"({err.strerror or err})") from None
+
+
 def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple | None = None,
-                     colours: dict | None = None):
+                     colours: dict | None = None, name: str | None = None):
     """A new zarr array at ``path`` for labels of ``shape``, filled chunk by chunk by the
     caller (so labels of any size are written without holding them). A name ending in
     ``.ome.zarr`` makes an OME-Zarr image (NGFF 0.4: one level ``0``, axes y, x or z, y,
-    x). The class colours go to the attributes (``class_colours``)."""
+    x), named ``name`` (default the file's stem). The class colours go to the attributes
+    (``class_colours``)."""
     import zarr
 
     path = Path(path)
@@ -440,7 +474,8 @@ def open_label_array(path: str | os.PathLike, shape: tuple, dtype, chunks: tuple
         if path.name.lower().endswith(".ome.zarr"):
             group = zarr.open_group(str(path), mode="w", **fmt)
             axes = [{"name": a, "type": "space"} for a in "zyx"[3 - len(shape):]]
-            group.attrs["multiscales"] = [{"version": "0.4", "name": path.stem, "axes": axes,
+            group.attrs["multiscales"] = [{"version": "0.4", "name": name or path.stem,
+                                          "axes": axes,
                                           "datasets": [{"path": "0", "coordinateTransformations":
                                                         [{"type": "scale",
                                                           "scale": [1.0] * len(shape)}]}]}]

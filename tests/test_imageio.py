@@ -212,3 +212,25 @@ def test_stacks_of_two_dimensional_images(tmp_path):
     colour = np.zeros((2, 8, 8, 4), np.uint8)
     np.save(tmp_path / "c.npy", colour)
     assert read_image(tmp_path / "c.npy", rgb, stacks=True).shape == (2, 8, 8, 3)  # no alpha
+
+
+@pytest.mark.filterwarnings("error::PIL.Image.DecompressionBombWarning")
+def test_pictures_above_pillows_decompression_bomb_limit_are_read(tmp_path, monkeypatch):
+    # Pillow warns above 89 Mpx and refuses above 179 Mpx (a 14000 x 14000 scan); the
+    # user's own files are read whole whatever their size, and the limit is left as it was
+    from jungleseg.cli._classes import palette_colours
+
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)  # 64 x 64 is above twice this
+    rng = np.random.default_rng(0)
+    grey = rng.integers(0, 65535, (64, 64), dtype=np.uint16)
+    cv2.imwrite(str(tmp_path / "grey.png"), grey)
+    rgb = rng.integers(0, 255, (64, 64, 3), dtype=np.uint8)
+    Image.fromarray(rgb).save(tmp_path / "photo.jpg", quality=95)
+    labels = rng.integers(0, 3, (64, 64), dtype=np.uint8)
+    write_labels(tmp_path / "labels.png", labels, {"1": [255, 0, 0]})
+
+    np.testing.assert_array_equal(read_image(tmp_path / "grey.png"), grey)
+    assert read_image(tmp_path / "photo.jpg").shape == (64, 64, 3)
+    np.testing.assert_array_equal(read_labels(tmp_path / "labels.png"), labels)
+    assert palette_colours([tmp_path / "labels.png"])[1] == [255, 0, 0]
+    assert Image.MAX_IMAGE_PIXELS == 1000

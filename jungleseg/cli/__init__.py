@@ -9,7 +9,8 @@ Exit codes: 0 success; 1 an error, reported on one line ``jungleseg: error: ...`
 the file or key, always at the start of a line (batch commands report each bad file on
 its own line, finish the others and end with a count); 2 a malformed command line (one
 line too); 130 interrupted (Ctrl-C: training stops between levels, nothing is written;
-segmenting stops between files, or on a cluster at once, its tasks cancelled).
+segmenting stops between files and between the tiles of a large image, leaving no
+half-written label file, or on a cluster at once, its tasks cancelled).
 """
 from __future__ import annotations
 

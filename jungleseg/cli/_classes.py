@@ -146,13 +146,13 @@ def class_file_near(labels: str | Path) -> Path | None:
 def palette_colours(label_files: Sequence[str | Path]) -> dict[int, list[int]]:
     """Colours of class values from the palettes of palette PNG label files (the first
     file that has a value wins)."""
-    from PIL import Image
+    from ..imageio import _pillow_open
 
     colours: dict[int, list[int]] = {}
     for path in label_files:
         if Path(path).suffix.lower() != ".png":
             continue
-        with Image.open(path) as picture:
+        with _pillow_open(Path(path)) as picture:
             if picture.mode != "P":
                 continue
             palette = picture.getpalette() or []

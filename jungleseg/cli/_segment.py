@@ -58,11 +58,15 @@ def cmd_segment(args: argparse.Namespace) -> int:
         if client is not None:
             from ..distributed import segment_files
 
-            results = segment_files(client, args.model, targets, args.tile, args.smoothing,
-                                    args.probabilities,
-                                    inference=(args.soft, args.soft_epsilon,
-                                               args.prior_power),
-                                    stop=lambda: Flag.interrupted)
+            bar = progress(args, len(targets), "segmenting")  # chunk by chunk in a zarr
+            try:
+                results = segment_files(client, args.model, targets, args.tile,
+                                        args.smoothing, args.probabilities,
+                                        inference=(args.soft, args.soft_epsilon,
+                                                   args.prior_power),
+                                        stop=lambda: Flag.interrupted, progress=bar.update)
+            finally:
+                bar.close()
             done = [(path, r) for (path, _), r in zip(targets, results) if r is not None]
             for path, (n, problem) in done:
                 if problem is not None and args.fail_fast:
@@ -76,7 +80,10 @@ def cmd_segment(args: argparse.Namespace) -> int:
         from .._jit import announce_compile
 
         announce_compile("segment", quiet=args.quiet)
-    bar = progress(args, len(targets) if client is None else 0, "segmenting")
+    from .._progress import progress_bar
+
+    bar = (progress(args, len(targets), "segmenting") if client is None
+           else progress_bar(total=0, disable=True))  # the cluster's bar is closed by now
     local, segmented = (targets if client is None else []), 0
     try:
         with compile_timer() as compiling:
@@ -96,8 +103,9 @@ def cmd_segment(args: argparse.Namespace) -> int:
     done = len(targets) - failed
     compiled = (f"; compiling kernels took {compiling.seconds:.1f} s more, first run only"
                 if compiling.seconds >= 0.05 else "")
-    say(args, f"segmented {done} image{'s' * (done != 1)} ({pixels / seconds / 1e6:.2f} "
-              f"Mpx/s{compiled}) -> {args.out}")
+    if done:  # none: the errors said why, and nothing was written to args.out
+        say(args, f"segmented {done} image{'s' * (done != 1)} ({pixels / seconds / 1e6:.2f} "
+                  f"Mpx/s{compiled}) -> {args.out}")
     if failed and len(targets) > 1:
         error(f"{failed} of {len(targets)} images failed (each reported above); "
               f"{done} segmented")
@@ -106,7 +114,8 @@ def cmd_segment(args: argparse.Namespace) -> int:
 
 def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
     """(pixels, None) or (0, error) for each (image file, label file) pair, in order; on
-    Ctrl-C no further file is begun (those begun are finished and reported).
+    Ctrl-C no further file is begun, and a large image stops between two tiles, its
+    label file not written (those done before are reported).
 
     Once an image of at most :data:`jungleseg.segmentation.STREAM_PIXELS` pixels has been
     segmented, the others go several at a time (:func:`jungleseg._workers.ordered_map`, as
@@ -121,25 +130,31 @@ def _segmented(jungle, targets: list[tuple[Path, Path]], args, limit: int):
     from ..segmentation import STREAM_PIXELS
     from ..segmentation._files import segment_file
 
+    def interrupted() -> bool:
+        return Flag.interrupted
+
     def one(pair, max_memory: int):
         try:
             return segment_file(jungle, *pair, args.tile, args.smoothing, args.probabilities,
-                                max_memory), None
+                                max_memory, stop=interrupted), None
         except (ValueError, OSError, MemoryError, ModelError) as err:
             return 0, err
-
-    def interrupted() -> bool:
-        return Flag.interrupted
 
     rest = iter(targets)
     for pair in rest:
         if interrupted():
             return
         n, err = result = one(pair, limit)
+        if n is None:  # Ctrl-C between two tiles of a large image: nothing written
+            return
         yield result
         if err is None and n <= STREAM_PIXELS and not args.fail_fast:
             share = limit // numba.get_num_threads()
-            yield from ordered_map(lambda p, share=share: one(p, share), rest, stop=interrupted)
+            for result in ordered_map(lambda p, share=share: one(p, share), rest,
+                                      stop=interrupted):
+                if result[0] is None:
+                    return
+                yield result
             return
 
 

@@ -158,7 +158,8 @@ TASKS_PER_SLOT = 2
 
 def segment_array(model, array, client=None, out: str | os.PathLike | None = None,
                   chunk: int | None = None, smoothing: int | None = None,
-                  halo: Sequence[int] | None = None, stop: Callable[[], bool] | None = None):
+                  halo: Sequence[int] | None = None, stop: Callable[[], bool] | None = None,
+                  progress: Callable[[float], object] | None = None):
     """Labels of a large image (H, W[, C]) or, with a volume model, volume (D, H, W[, C]),
     segmented chunk by chunk, equal to :func:`jungleseg.segment` of the whole.
 
@@ -177,7 +178,9 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         Where the chunks are segmented; None: in this process, one chunk at a time.
     out : path, optional
         A zarr array the labels are written to, chunk by chunk, by the workers (which
-        must see the path); returned opened. Without, the labels as a NumPy array.
+        must see the path); returned opened. Without, the labels as a NumPy array. The
+        chunks go to a hidden folder beside ``out`` that takes its place once all are
+        written: an error or a stop midway leaves any previous ``out`` as it was.
     chunk : int, optional
         Chunk size along each spatial axis (default 1024 for images, 128 for volumes).
     smoothing : int, optional
@@ -187,12 +190,13 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
         reach, the least for which the result equals the whole image's.
     stop : callable, optional
         Asked every :data:`POLL_SECONDS` while the cluster works (Ctrl-C in the command
-        line): once it says True, the tasks are cancelled, ``out`` (half written) is
+        line): once it says True, the tasks are cancelled, the half-written labels are
         removed, and None is returned.
+    progress : callable, optional
+        Called as each chunk is done with the fraction of the image it covers (a
+        progress bar's ``update``).
     """
     require_dask("segment_array")
-    from dask import is_dask_collection
-
     from ..segmentation._segment import _checked_smoothing, label_dtype
 
     jungle = getattr(model, "jungle_", model)
@@ -213,33 +217,59 @@ def segment_array(model, array, client=None, out: str | os.PathLike | None = Non
                for where in np.ndindex(*(len(s) - 1 for s in grid))]
     # labels written to zarr take the smallest type that holds them (a byte for most models)
     dtype = label_dtype(jungle) if out is not None else jungle.classes.dtype
-    target = labels = None
-    if out is not None:  # as jungleseg.segment_file makes it: class colours, OME-Zarr
-        from ..imageio import open_label_array
-
-        target = open_label_array(out, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
-                                  colours=jungle.metadata.get("class_colours"))
-    else:
+    if out is None:
         labels = np.empty(shape, dtype)
-    task = (shape, halo, smoothing, dtype, target)
+        done = _segment_all(client, jungle, array, regions, (shape, halo, smoothing, dtype, None),
+                            labels, stop, progress)
+        return labels if done else None
+    from .._atomic import zarr_written_atomically
+    from ..imageio import NamedWrites, open_label_array
+
+    try:  # written beside ``out``, put in its place once complete (as segment_file does)
+        with zarr_written_atomically(out) as tmp:
+            target = NamedWrites(open_label_array(
+                tmp, shape, dtype, chunks=tuple(int(s[1]) for s in grid),
+                colours=jungle.metadata.get("class_colours"), name=Path(out).stem), out)
+            if not _segment_all(client, jungle, array, regions,
+                                (shape, halo, smoothing, dtype, target), None, stop,
+                                progress):
+                raise _Stopped
+    except _Stopped:
+        return None
+    import zarr
+
+    opened = zarr.open(str(out), mode="r")
+    return opened["0"] if isinstance(opened, zarr.Group) else opened
+
+
+class _Stopped(Exception):
+    """``stop`` said True: the half-written labels are removed."""
+
+
+def _segment_all(client, jungle, array, regions: list, task: tuple, labels, stop,
+                 progress=None) -> bool:
+    """Every chunk of :func:`segment_array`, in this process or as tasks on ``client``;
+    False if ``stop`` said so first. ``progress`` is told each chunk's share of the image."""
+    from dask import is_dask_collection
+
+    shape = task[0]
+
+    def done(inner) -> None:
+        if progress is not None:
+            progress(float(np.prod([b - a for a, b in inner]) / np.prod(shape)))
+
     if client is None:
         for inner in regions:
             _store(labels, inner, _segment_region(jungle, array, inner, *task))
-    elif not _segment_regions(client, jungle, array, regions, task, labels, stop,
-                              sent=isinstance(array, np.ndarray) or is_dask_collection(array)):
-        if out is not None:
-            shutil.rmtree(out, ignore_errors=True)
-        return None
-    if out is not None:
-        import zarr
-
-        opened = zarr.open(str(out), mode="r")
-        return opened["0"] if isinstance(opened, zarr.Group) else opened
-    return labels
+            done(inner)
+        return True
+    return _segment_regions(client, jungle, array, regions, task, labels, stop,
+                            sent=isinstance(array, np.ndarray) or is_dask_collection(array),
+                            done=done)
 
 
 def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, stop,
-                     sent: bool) -> bool:
+                     sent: bool, done: Callable | None = None) -> bool:
     """The tasks of :func:`segment_array` on ``client``, at most :data:`TASKS_PER_SLOT`
     per task slot at a time; the labels they return go into ``labels``. With ``sent``, each
     task's window is cut here (a NumPy array) or computed on the cluster (a dask array);
@@ -270,12 +300,15 @@ def _segment_regions(client, jungle, array, regions: list, task: tuple, labels, 
     for inner in itertools.islice(todo, ahead):
         start(inner)
     while running:
-        done = _finished(client, list(running), stop)
-        if done is None:
+        finished = _finished(client, list(running), stop)
+        if finished is None:
             return False
-        for future in done:
-            _store(labels, running.pop(future), future.result())
+        for future in finished:
+            inner = running.pop(future)
+            _store(labels, inner, future.result())
             future.release()
+            if done is not None:
+                done(inner)
             inner = next(todo, None)
             if inner is not None:
                 start(inner)
@@ -351,17 +384,18 @@ def _segment_region(jungle, source, inner: tuple, shape: tuple, halo: tuple, smo
     if _still_there(target):
         target[tuple(slice(a, b) for a, b in inner)] = part
         if not _still_there(target):  # removed while this wrote: take back what it wrote
-            shutil.rmtree(target.store.root, ignore_errors=True)
+            shutil.rmtree(target.array.store.root, ignore_errors=True)
     return None
 
 
 def _still_there(target) -> bool:
-    """Whether the zarr array ``target`` still exists: :func:`segment_array` removes it when
-    stopped, and a task that was running then must not write a chunk in its place."""
+    """Whether the zarr array of ``target`` (:class:`~jungleseg.imageio.NamedWrites`)
+    still exists: :func:`segment_array` removes it when stopped, and a task that was
+    running then must not write a chunk in its place."""
     import zarr
 
     try:
-        zarr.open_array(store=target.store, path=target.path, mode="r")
+        zarr.open_array(store=target.array.store, path=target.array.path, mode="r")
     except FileNotFoundError:
         return False
     return True
@@ -405,7 +439,9 @@ def _segment_file_task(model_path: str, path: str, target: str, tile, smoothing,
 
 def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothing=None,
                   probabilities: bool = False, inference: tuple = (None, None, None),
-                  stop: Callable[[], bool] | None = None) -> list[tuple[int, str | None] | None]:
+                  stop: Callable[[], bool] | None = None,
+                  progress: Callable[[float], object] | None = None
+                  ) -> list[tuple[int, str | None] | None]:
     """Segment (input file, label file) pairs on workers that see the files: one task per
     file, and a zarr image larger than one chunk (:func:`_task_chunk`) written to a zarr
     label file chunk by chunk as tasks (:func:`segment_array`), so that no worker holds
@@ -413,7 +449,9 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
     error's first line. ``inference``: ``(soft, soft_epsilon, prior_power)`` overrides
     (:func:`jungleseg.segmentation.with_inference`). Once ``stop()`` says True (asked
     while the cluster works, as by :func:`segment_array`), the tasks are cancelled and the
-    pairs not done are None; a zarr label file half written in chunks is removed."""
+    pairs not done are None; a zarr label file half written in chunks is removed.
+    ``progress``, if given, is called with 1 as each file is done, and with the share of
+    the image as each chunk of one in chunks is (a progress bar over the files)."""
     from ..imageio import ZARR_SUFFIX, read_image
     from ..segmentation import with_inference
     from ..segmentation._context import input_stage
@@ -437,7 +475,7 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
         chunk = _task_chunk(jungle, image, tile, smoothing)
         if chunk is not None:
             out = segment_array(jungle, image, client, out=target, chunk=chunk,
-                                smoothing=smoothing, stop=stop)
+                                smoothing=smoothing, stop=stop, progress=progress)
             if out is None:
                 return [results.get(i) for i in range(len(pairs))]
             results[k] = (int(np.prod(out.shape)), None)
@@ -453,6 +491,8 @@ def segment_files(client, model_path, pairs: Sequence[tuple], tile=None, smoothi
         if done is None:
             break
         results.update((futures.pop(f), f.result()) for f in done)
+        if progress is not None and done:
+            progress(len(done))
     return [results.get(k) for k in range(len(pairs))]
 
 

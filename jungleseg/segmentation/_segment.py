@@ -3,7 +3,7 @@ trained (or loaded) jungle."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -376,7 +376,7 @@ def _segment_tiled(jungle: Jungle, image, tile: int, smoothing: int, probabiliti
 
 
 def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | None = None,
-               smoothing: int | None = None) -> None:
+               smoothing: int | None = None, stop: Callable[[], bool] | None = None) -> bool:
     """:func:`segment` into output arrays given by the caller, tile by tile: ``labels``
     (H, W) and optionally ``probabilities`` (H, W, n_classes) may be anything that takes
     slice assignment (NumPy arrays, memory maps, zarr arrays), so neither the labels nor
@@ -384,13 +384,17 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
     that supports slicing. Volume models write (D, H, W) labels in 3-D tiles. The result
     equals :func:`segment`'s. Outputs of another shape, and a ``labels`` type that cannot
     hold every class value (:func:`label_dtype` can), are refused with a ValueError.
+
+    ``stop``, if given, is asked before each tile (Ctrl-C in the command line): once it
+    says True, no further tile is begun and False is returned, the outputs written only
+    in part. True once every tile is written.
     """
     jungle = checked_jungle(jungle, "segment_to")
     smoothing = _checked_smoothing(jungle, smoothing)
     _check_outputs(jungle, np.shape(image), labels, probabilities)
     if jungle.family.spatial_ndim == 3:
-        segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities))
-        return
+        return segment_volume(jungle, image, tile, smoothing, out=(labels, probabilities),
+                              stop=stop) is not None
     _check_planar(jungle, np.shape(image))
     h, w = image.shape[:2]
     tile = max(h, w) if tile is None else int(tile)
@@ -398,6 +402,8 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
         raise ValueError(f"tile must be >= 1, got {tile}")
     for r0 in range(0, h, tile):
         for c0 in range(0, w, tile):
+            if stop is not None and stop():
+                return False
             inner = ((r0, min(r0 + tile, h)), (c0, min(c0 + tile, w)))
             outer = tile_window(jungle, image, inner, smoothing)
             window = image[outer[0][0]:outer[0][1], outer[1][0]:outer[1][1]]
@@ -406,6 +412,7 @@ def segment_to(jungle: Jungle, image, labels, probabilities=None, tile: int | No
             labels[r0:inner[0][1], c0:inner[1][1]] = lab
             if probabilities is not None:
                 probabilities[r0:inner[0][1], c0:inner[1][1]] = pr
+    return True
 
 
 def _check_outputs(jungle: Jungle, image_shape: tuple, labels, probabilities) -> None:

@@ -4,6 +4,7 @@ size along every axis."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -43,8 +44,9 @@ def labelled_volume(jungle: Jungle, store: ImageStore, image: int = 0, smoothing
 
 
 def segment_volume(jungle: Jungle, volume, tile: int | tuple[int, int, int] | None = None,
-                   smoothing: int = 0, out: tuple | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   smoothing: int = 0, out: tuple | None = None,
+                   stop: Callable[[], bool] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
     """Labels (D, H, W) and probabilities (D, H, W, n_classes) of one volume.
 
     With ``tile`` (voxels along z, y and x, or one size for all three), the volume is
@@ -53,6 +55,8 @@ def segment_volume(jungle: Jungle, volume, tile: int | tuple[int, int, int] | No
     tile's channels are in memory and the result equals the whole volume's; ``volume`` may
     then be any array that supports slicing (a memory map, a zarr or dask array). ``out``
     = (labels, probabilities or None): arrays to write into (zarr arrays too), returned.
+    ``stop``, if given, is asked before each tile: once it says True, no further tile is
+    begun and None is returned.
     """
     jungle = checked_jungle(jungle, "segment_volume")
     family = jungle.family
@@ -69,6 +73,8 @@ def segment_volume(jungle: Jungle, volume, tile: int | tuple[int, int, int] | No
                             np.empty(shape + (jungle.n_classes,), np.float32))
     margin = volume_margin(jungle, smoothing)
     for inner in tiles(shape, sizes):
+        if stop is not None and stop():
+            return None
         outer = tuple((max(a - m, 0), min(b + m, n))
                       for (a, b), m, n in zip(inner, margin, shape))
         window = np.asarray(volume[tuple(slice(a, b) for a, b in outer)])

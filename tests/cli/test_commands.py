@@ -430,6 +430,54 @@ def test_ctrl_c_stops_a_batch_between_files_and_says_how_many_were_written(train
         assert read_labels(tmp_path / "out" / name).shape == picture.shape[:2]
 
 
+def test_a_file_that_fails_is_not_summed_up_as_segmented(trained, tmp_path):
+    """One file, and it fails: the error, and no "segmented 0 images ... -> OUT" line on
+    standard output that reads as if labels were written there."""
+    _, _, model = trained
+    np.save(tmp_path / "grey.npy", np.zeros((40, 50), np.uint8))  # an RGB model
+    proc = run("segment", model, tmp_path / "grey.npy", "--out", tmp_path / "labels.zarr",
+               ok=False, quiet=False)
+    assert proc.returncode == 1
+    assert f"jungleseg: error: {tmp_path / 'grey.npy'}: the model reads RGB" in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grey.npy"]
+
+
+def test_ctrl_c_stops_a_large_image_between_tiles_and_writes_no_labels(trained, tmp_path):
+    """Ctrl-C in one large image (tiled, into zarr) stops at the next tile, not at the end
+    of the image, and leaves no label file: neither a half-written zarr, whose unwritten
+    chunks would read as label 0, nor the hidden folder it was written in."""
+    import time
+
+    import zarr
+
+    _, data, model = trained
+    picture = cv2.imread(str(data / "images/000000.png"))[..., ::-1]
+    big = np.tile(picture, (48, 60, 1))  # (2304, 3840, 3): 135 tiles of 256
+    source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
+                             chunks=(256, 256, 3), dtype=big.dtype)
+    source[...] = big
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jungleseg.cli", "segment", str(model), str(tmp_path / "big.zarr"),
+         "--out", str(tmp_path / "labels.zarr"), "--tile", "256"], cwd=REPO,
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 300
+    while not any(p.name.endswith("labels.zarr") for p in tmp_path.iterdir()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
+        time.sleep(0.05)  # the labels are begun
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    pressed = time.monotonic()
+    assert proc.wait(timeout=300) == 130
+    assert time.monotonic() - pressed < 10  # a tile or two, not the rest of the image
+    rest = proc.stderr.read()
+    assert "Traceback" not in rest
+    assert rest.strip().splitlines()[-1].split("\r")[-1] == \
+        "jungleseg: error: interrupted; 0 of 1 images segmented"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr"]
+
+
 def test_version_usage_and_closed_pipe(trained):
     _, _, model = trained
     version = run("--version", quiet=False, process=True)

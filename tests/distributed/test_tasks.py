@@ -5,6 +5,7 @@ shard's worker is killed; segment_array on zarr, NumPy and dask arrays equals
 whole-image segmentation, and a halo one pixel short differs), and the command line
 against ``dask scheduler`` and ``dask worker`` processes."""
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -322,8 +323,10 @@ def test_segment_files_tasks_and_a_zarr_of_several_chunks_in_chunks(client, face
     pairs = [(tmp_path / "big.zarr", tmp_path / "big-labels.zarr"),
              (tmp_path / "one.npy", tmp_path / "one.png"),
              (tmp_path / "bad.npy", tmp_path / "bad.png")]
+    steps = []  # a progress bar over the files, chunk by chunk in the zarr
     with get_task_stream(client) as stream:
-        results = jd.segment_files(client, model, pairs, tile=32)
+        results = jd.segment_files(client, model, pairs, tile=32, progress=steps.append)
+    assert sum(steps) == pytest.approx(len(pairs)) and len(steps) > len(pairs)
     chunked = [t for t in stream.data if "_segment_region" in str(t["key"])]
     assert len(chunked) == len(_tasks._chunks(64, 32, 0)) * len(_tasks._chunks(320, 32, 0)) > 1
     assert results[0] == (big.shape[0] * big.shape[1], None)
@@ -346,8 +349,9 @@ def test_segment_files_tasks_and_a_zarr_of_several_chunks_in_chunks(client, face
     # OME-Zarr labels as a task of its own writes them: one level "0"
     ome = [(tmp_path / "big.zarr", tmp_path / "big-labels.ome.zarr")]
     assert jd.segment_files(client, model, ome, tile=32) == results[:1]
-    level = zarr.open_group(str(tmp_path / "big-labels.ome.zarr"), mode="r")["0"]
-    assert np.array_equal(level[...], segment(seg.jungle_, big, probabilities=False)[0])
+    group = zarr.open_group(str(tmp_path / "big-labels.ome.zarr"), mode="r")
+    assert np.array_equal(group["0"][...], segment(seg.jungle_, big, probabilities=False)[0])
+    assert group.attrs["multiscales"][0]["name"] == "big-labels.ome"  # not the hidden folder's
 
 
 @pytest.mark.parametrize("side, own", [(3000, 3000), (4096, 512), (4096, 4096), (2500, 100)])
@@ -375,7 +379,14 @@ def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, t
     assert jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32,
                             stop=lambda: True) is None
     time.sleep(1)  # a task that was running when stopped has ended: it must not write again
-    assert not (tmp_path / "l.zarr").exists()
+    assert not list(tmp_path.iterdir())  # nor the hidden folder it was written in
+    previous = jd.segment_array(seg, big, client, out=tmp_path / "l.zarr", chunk=32)[...]
+    assert jd.segment_array(seg, big[:, :100], client, out=tmp_path / "l.zarr", chunk=32,
+                            stop=lambda: True) is None
+    time.sleep(1)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "l.zarr"), mode="r")[...],
+                                  previous)  # labels written before are kept
+    shutil.rmtree(tmp_path / "l.zarr")
     source = zarr.open_array(str(tmp_path / "big.zarr"), mode="w", shape=big.shape,
                              chunks=(32, 64, 3), dtype=big.dtype)
     source[...] = big
@@ -385,6 +396,38 @@ def test_stop_cancels_the_tasks_and_removes_half_written_labels(client, faces, t
              (tmp_path / "one.npy", tmp_path / "one.png")]
     assert jd.segment_files(client, model, pairs, tile=32, stop=lambda: True) == [None, None]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5", "one.npy"]
+
+
+def _disk_full(full: bool) -> None:
+    """On a worker: every zarr chunk write fails as on a full disk (or again succeeds)."""
+    import errno
+
+    saved = "_jungleseg_saved_setitem"
+    if not full:
+        zarr.Array.__setitem__ = getattr(zarr.Array, saved)
+        return
+    setattr(zarr.Array, saved, zarr.Array.__setitem__)
+
+    def no_space(self, key, value):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    zarr.Array.__setitem__ = no_space
+
+
+def test_a_full_disk_on_a_worker_is_an_error_naming_the_label_file(client, faces, tmp_path):
+    images, labels = faces
+    seg = small().fit(images, labels)
+    big = np.concatenate(images[:4], axis=1)
+    target = tmp_path / "l.zarr"
+    client.run(_disk_full, True)
+    try:
+        with pytest.raises(OSError) as caught:
+            jd.segment_array(seg, big, client, out=target, chunk=32)
+    finally:
+        client.run(_disk_full, False)
+    assert str(caught.value) == f"{target}: could not write this file ({os.strerror(28)})"
+    time.sleep(1)  # the other tasks have ended
+    assert not list(tmp_path.iterdir())
 
 
 def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
@@ -403,7 +446,7 @@ def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
-    while not target.exists():  # the chunk tasks have begun
+    while not any(p.name.endswith("labels.zarr") for p in tmp_path.iterdir()):  # begun
         assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
@@ -413,4 +456,4 @@ def test_ctrl_c_stops_segment_on_a_cluster_at_once(faces, tmp_path):
     rest = proc.stderr.read()
     assert "Traceback" not in rest
     assert rest.strip().splitlines()[-1] == "jungleseg: error: interrupted; 0 of 1 images segmented"
-    assert not target.exists()  # no half-written labels left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.zarr", "m.h5"]  # no labels
