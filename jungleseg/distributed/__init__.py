@@ -42,7 +42,8 @@ from ._cluster import (
     worker_threads,
 )
 from ._dataparallel import LOST_WORKERS_TOLERATED, fit_in_process, fit_sharded
-from ._tasks import fit, segment_array, segment_files, segment_images
+from ._fit import fit
+from ._tasks import segment_array, segment_files, segment_images
 
 __all__ = ["LOST_WORKERS_TOLERATED", "connect", "fit", "fit_in_process", "fit_sharded",
            "local_cluster", "prepare_workers", "require_dask", "segment_array",
