@@ -21,7 +21,7 @@ def temporary_beside(path: Path) -> Path:
     """A new empty file in ``path``'s folder, hidden (``.name.XXXXXXXX.tmp``) and created
     with mode 0666 less the umask, like any file the user writes (usually 0644), unlike
     ``tempfile.mkstemp``'s 0600."""
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent  # Path("x").parent is Path(".")
     for _ in range(100):
         tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
         try:
@@ -55,7 +55,7 @@ def written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{path}: is a folder; give the path of a file")
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent  # Path("x").parent is Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder")
     tmp = temporary_beside(path)
@@ -96,7 +96,7 @@ def zarr_written_atomically(path: str | os.PathLike) -> Iterator[Path]:
     'complete'
     """
     path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent  # Path("x").parent is Path(".")
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder}: no such folder")
     tmp = folder / f".{secrets.token_hex(4)}.{path.name}"
