@@ -37,7 +37,8 @@ def test_preset_trains_and_segments_real_crops(data_root, tmp_path, preset, plan
                "--labels", labels, "--out", model, *FAST, *spacing, quiet=False)
     assert f"trained on 2 {'images' if planar else 'volumes'} in" in said.stdout
     out = tmp_path / "out"
-    run("segment", model, images / "crop1.tif", "--out", out)
+    said = run("segment", model, images / "crop1.tif", "--out", out, quiet=False)
+    assert f"segmented 1 {'image' if planar else 'volume'} (" in said.stdout
     segmented = sorted(out.glob("crop1*"))
     assert segmented, list(out.iterdir())
     result, truth = read_labels(segmented[0]), tifffile.imread(labels / "crop1.tif")

@@ -103,8 +103,9 @@ def cmd_segment(args: argparse.Namespace) -> int:
     done = len(targets) - failed
     compiled = (f"; compiling kernels took {compiling.seconds:.1f} s more, first run only"
                 if compiling.seconds >= 0.05 else "")
+    kind = "volume" if jungle.family.spatial_ndim == 3 else "image"
     if done:  # none: the errors said why, and nothing was written to args.out
-        say(args, f"segmented {done} image{'s' * (done != 1)} ({pixels / seconds / 1e6:.2f} "
+        say(args, f"segmented {done} {kind}{'s' * (done != 1)} ({pixels / seconds / 1e6:.2f} "
                   f"Mpx/s{compiled}) -> {args.out}")
     if failed and len(targets) > 1:
         error(f"{failed} of {len(targets)} images failed (each reported above); "
