@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from ..segmentation import JungleSegmenter
 
 
+#: Broadcasts of a shared value tried, a pause apart, when a worker is lost during one.
+SHARE_TRIES, SHARE_WAIT_SECONDS = 5, 1.0
 #: how many lost workers one data-parallel fit recovers from before it gives up
 LOST_WORKERS_TOLERATED = 3
 
@@ -113,8 +115,17 @@ class DaskShards:
         return _Work(make)
 
     def share(self, value):
-        """``value`` scattered to every worker once, for the steps that read it."""
-        return self.client.scatter(value, broadcast=True, hash=False)
+        """``value`` scattered to every worker once, for the steps that read it. A worker
+        lost during the broadcast closes the scheduler's connection midway: the broadcast
+        is tried again once the scheduler has let the worker go (its shards are rebuilt
+        at the next gather, as for any lost worker)."""
+        for attempt in range(SHARE_TRIES):
+            try:
+                return self.client.scatter(value, broadcast=True, hash=False)
+            except OSError:  # distributed's CommClosedError
+                if attempt + 1 == SHARE_TRIES:
+                    raise
+                time.sleep(SHARE_WAIT_SECONDS)
 
     def total(self, parts: _Work) -> _Work:
         """The sum of the parts' tables: a tree of :func:`sum_tables` tasks, pairs of

@@ -75,3 +75,31 @@ def test_what_it_refuses(faces, kw, message):
     with pytest.raises(ValueError, match=message) as err:
         fit_in_process(small(**kw), images, labels)
     assert "\n" not in str(err.value)
+
+
+def test_a_broadcast_cut_by_a_lost_worker_is_tried_again(monkeypatch):
+    """A worker killed during a broadcast closes the scheduler's connection midway
+    (CommClosedError); the broadcast is tried again, and a cluster that never recovers
+    still raises."""
+    from distributed.comm.core import CommClosedError
+
+    from jungleseg.distributed import _dataparallel
+
+    monkeypatch.setattr(_dataparallel, "SHARE_WAIT_SECONDS", 0.0)
+
+    class Client:
+        def __init__(self, failures):
+            self.failures, self.calls = failures, 0
+
+        def scatter(self, value, broadcast, hash):
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise CommClosedError("in <TCP ConnectionPool.scatter>: Stream is closed")
+            return ("future of", value, broadcast)
+
+    shards = _dataparallel.DaskShards(Client(2), [], [], [])
+    assert shards.share(7) == ("future of", 7, True) and shards.client.calls == 3
+    never = _dataparallel.DaskShards(Client(99), [], [], [])
+    with pytest.raises(CommClosedError):
+        never.share(7)
+    assert never.client.calls == _dataparallel.SHARE_TRIES
